@@ -1,0 +1,35 @@
+# The two commands of the README. Both create .venv and install what they need on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck unit bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "pip>=25.1"
+	$(PY) -m pip install --quiet -e . --group dev
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/trialbook demo --out demo-output
+
+test: lint typecheck unit
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+unit: $(STAMP)
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_score_parse.py
+	$(PY) benchmarks/bench_score_bootstrap.py
+
+clean:
+	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache

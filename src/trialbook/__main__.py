@@ -1,0 +1,5 @@
+"""``python -m trialbook``."""
+
+from trialbook.cli import main
+
+main()

@@ -1,0 +1,264 @@
+"""The command line: parse -> call one library function -> render -> exit code.
+
+Exit codes: 0 success; 1 a gate failed; 2 bad input or usage, one line per problem, no traceback.
+numpy, scipy, pyarrow and rich are imported inside the commands so that ``trialbook --help`` is quick.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from trialbook.errors import TrialbookError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
+
+
+def _fail(problems: tuple[str, ...] | list[str]) -> None:
+    for line in problems:
+        click.echo(f"trialbook: error: {line}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _user_errors(fn: F) -> F:
+    """Turn library errors about the user's input into one line each and exit 2."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except TrialbookError as exc:
+            _fail(exc.problems)
+        except OSError as exc:
+            _fail([f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")])
+        return None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _parse_ks(_: click.Context, __: click.Parameter, value: str | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    ks: list[int] = []
+    for part in value.split(","):
+        text = part.strip()
+        if not text.isdigit() or int(text) < 1:
+            raise click.BadParameter(
+                f"expected whole numbers >= 1 separated by commas, got {value!r}"
+            )
+        ks.append(int(text))
+    return tuple(sorted(set(ks)))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="trialbook")
+def main() -> None:
+    """trialbook: agent scores you can defend.
+
+    Score a ledger of attempts (pass@k and pass^k with intervals that resample tasks, the effort and
+    cost behind them), or work pass@k out by hand. Ledgers are .jsonl or .csv files, one row per
+    attempt; see docs/ledger.md.
+    """
+
+
+_FORMAT = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "markdown"]),
+    default="table",
+    show_default=True,
+    help="Output format. JSON is versioned (trialbook.score/1).",
+)
+
+
+@main.command()
+@click.argument("ledger", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--run", "run_id", help="Score only this run_id (default: every run in the ledger).")
+@click.option(
+    "--k",
+    "ks",
+    callback=_parse_ks,
+    metavar="K[,K...]",
+    help="Budgets for pass@k and pass^k, e.g. 1,2,5. Default: 1 and every k up to the smallest "
+    "number of attempts of any task. A k above some task's attempts is an error naming them.",
+)
+@click.option("--confidence", default=0.95, show_default=True, help="Two-sided interval level.")
+@click.option(
+    "--resamples", default=10_000, show_default=True, help="Bootstrap resamples over tasks."
+)
+@click.option(
+    "--seed", default=0, show_default=True, help="Bootstrap seed (reported with the interval)."
+)
+@click.option(
+    "--ci",
+    "method",
+    type=click.Choice(["percentile", "bca"]),
+    default="percentile",
+    show_default=True,
+    help="Bootstrap interval method.",
+)
+@click.option(
+    "--weights",
+    type=click.Choice(["equal", "declared"]),
+    default="equal",
+    show_default=True,
+    help="Mean over tasks with equal weight, or with each task's declared 'weight'.",
+)
+@click.option(
+    "--drop-infra-errors",
+    is_flag=True,
+    help="Drop attempts with status infra_error instead of counting them as failures "
+    "(the report says so).",
+)
+@_FORMAT
+@_user_errors
+def score(
+    ledger: Path,
+    run_id: str | None,
+    ks: tuple[int, ...] | None,
+    confidence: float,
+    resamples: int,
+    seed: int,
+    method: str,
+    weights: str,
+    drop_infra_errors: bool,
+    fmt: str,
+) -> None:
+    """Score LEDGER: pass@k and pass^k per run, with task-bootstrap intervals and companion figures.
+
+    Every row is validated first; a ledger with any problem prints one line per problem (file, line,
+    task, field) and no rate at all, and exits 2.
+    """
+    from trialbook.scoring import ScoreOptions, score_file
+
+    options = ScoreOptions(
+        ks=ks,
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+        method=method,  # type: ignore[arg-type]
+        weights=weights,  # type: ignore[arg-type]
+        drop_infra_errors=drop_infra_errors,
+    )
+    report = score_file(ledger, run=run_id, options=options)
+    _emit_score(report, fmt)
+
+
+def _emit_score(report: Any, fmt: str) -> None:
+    from trialbook import report as render
+
+    if fmt == "json":
+        click.echo(json.dumps(render.score_to_dict(report), indent=2))
+    elif fmt == "markdown":
+        click.echo(render.score_markdown(report), nl=False)
+    else:
+        from rich.console import Console
+
+        Console().print(render.score_table(report))
+
+
+@main.command()
+@click.option("--n", "n", type=int, required=True, help="Attempts made (candidates generated).")
+@click.option("--c", "c", type=int, required=True, help="Attempts that passed.")
+@click.option("--k", "k", type=int, required=True, help="Attempts allowed per task.")
+@click.option(
+    "--clamp",
+    is_flag=True,
+    help="Cut c and k to n, as seed 000's widget does, and show the effective values.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@_user_errors
+def passk(n: int, c: int, k: int, clamp: bool, fmt: str) -> None:
+    """Work out pass@k and pass^k for one task by hand, every step shown (seed 000)."""
+    from trialbook.stats import pass_k_steps
+
+    s = pass_k_steps(n, c, k, clamp=clamp)
+    if fmt == "json":
+        doc = {
+            "schema": "trialbook.passk/1",
+            "n": s.n,
+            "c": s.c,
+            "k": s.k,
+            "clamped": list(s.clamped),
+            "C(n,k)": s.total,
+            "C(n-c,k)": s.all_fail,
+            "C(c,k)": s.all_pass,
+            "pass@k": s.pass_at_k,
+            "pass^k": s.pass_hat_k,
+            "independent_pass@k": s.independent,
+            "independent_pass^k": s.independent_hat,
+        }
+        click.echo(json.dumps(doc, indent=2))
+        return
+    lines = [f"effective settings: n={s.n}, c={s.c}, k={s.k}"]
+    if s.clamped:
+        lines[0] += f"   (clamped: {'; '.join(s.clamped)})"
+    nc = s.n - s.c
+    lines += [
+        f"C(n, k)   = C({s.n},{s.k}) = {s.total}   ways to choose {s.k} of the {s.n} attempts",
+        f"C(n-c, k) = C({nc},{s.k}) = {s.all_fail}   of them hold no pass",
+        f"pass@{s.k} = 1 - {s.all_fail}/{s.total} = {100 * s.pass_at_k:.2f}%"
+        "   (at least one of k attempts passes)",
+        f"C(c, k)   = C({s.c},{s.k}) = {s.all_pass}   of them hold only passes",
+        f"pass^{s.k} = {s.all_pass}/{s.total} = {100 * s.pass_hat_k:.2f}%   (all k attempts pass)",
+        "",
+        f"independent trials at p = c/n = {s.c}/{s.n}: 1 - (1 - {s.c / s.n:.4g})^{s.k} = "
+        f"{100 * s.independent:.2f}%, and p^k = {100 * s.independent_hat:.2f}%",
+        "why they differ: pass@k above counts draws of k from the n attempts already made (without",
+        "replacement), which is the unbiased estimate; 1 - (1 - c/n)^k plugs the observed rate into",
+        "the with-replacement formula, which is biased low as an estimate of pass@k. Retries that read",
+        "earlier failures are not independent at all: say which protocol produced the attempts.",
+    ]
+    click.echo("\n".join(lines))
+
+
+@main.command()
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("demo-output"),
+    show_default=True,
+    help="Folder for the ledger and reports.",
+)
+@click.option("--tasks", default=300, show_default=True, help="Simulated tasks.")
+@click.option("--attempts", default=5, show_default=True, help="Simulated attempts per task.")
+@_user_errors
+def demo(out: Path, tasks: int, attempts: int) -> None:
+    """Build a seeded SIMULATED ledger and score it (until the harness lands: no agent is run)."""
+    from rich.console import Console
+
+    from trialbook import report as render
+    from trialbook.demo import write_synthetic_ledger
+    from trialbook.errors import ArgumentError
+    from trialbook.scoring import score_file
+
+    if tasks < 2 or attempts < 1:
+        raise ArgumentError(f"--tasks must be >= 2 and --attempts >= 1, got {tasks} and {attempts}")
+    console = Console()
+    ledger = out / "synthetic-ledger.jsonl"
+    rows = write_synthetic_ledger(ledger, tasks=tasks, attempts=attempts)
+    console.print(
+        f"[bold yellow]SIMULATED DATA[/] — {rows} attempts of a synthetic agent on {tasks} synthetic "
+        "tasks (seeded). No model or agent was run; these numbers show the method, not a system."
+    )
+    report = score_file(ledger)
+    console.print(render.score_table(report))
+    (out / "score.json").write_text(json.dumps(render.score_to_dict(report), indent=2) + "\n")
+    (out / "score.md").write_text(render.score_markdown(report))
+    console.print(
+        f"ledger:   {ledger}\nscore:    {out / 'score.json'}\nmarkdown: {out / 'score.md'}"
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

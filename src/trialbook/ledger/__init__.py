@@ -1,0 +1,7 @@
+"""The only code that touches ledger files: reading, validating and (later) storing attempts."""
+
+from trialbook.ledger._fields import FIELDS, REQUIRED, STATUSES, Field
+from trialbook.ledger._read import read_ledger
+from trialbook.ledger._table import Ledger
+
+__all__ = ["FIELDS", "REQUIRED", "STATUSES", "Field", "Ledger", "read_ledger"]

@@ -1,0 +1,81 @@
+"""The ledger's fields: one row per attempt (BRIEF "The ledger"). This table is the contract.
+
+Nine fields are required in every row (seed 004); the rest are recorded when known, and an absent or
+null value means "not recorded", never zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["FIELDS", "FIELD_BY_NAME", "REQUIRED", "STATUSES", "Field", "Kind"]
+
+Kind = Literal["str", "int", "float", "bool", "time"]
+STATUSES = ("passed", "failed", "timed_out", "infra_error")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One column of the ledger."""
+
+    name: str
+    """Column name, as written in JSONL keys, CSV headers and SQLite columns."""
+    kind: Kind
+    """str, int, float, bool, or time (an ISO 8601 timestamp with a UTC offset)."""
+    required: bool
+    """Whether every row must carry a value."""
+    doc: str
+    """What the field means, for the docs and --help."""
+    low: float | None = None
+    """Smallest allowed value (numbers only)."""
+    low_open: bool = False
+    """Whether ``low`` itself is excluded (e.g. timeout_s > 0)."""
+    high: float | None = None
+    """Largest allowed value (numbers only)."""
+
+
+FIELDS: tuple[Field, ...] = (
+    Field("task_id", "str", True, "the task attempted"),
+    Field("attempt_index", "int", True, "0-based index of the attempt, below k_budget", low=0),
+    Field(
+        "k_budget",
+        "int",
+        True,
+        "attempts per task allowed by the suite, fixed before the run",
+        low=1,
+    ),
+    Field("timeout_s", "float", True, "wall-clock limit the harness enforced, seconds", 0, True),
+    Field("elapsed_s", "float", True, "wall-clock seconds the attempt took", low=0),
+    Field("passed", "bool", True, "the grader accepted the workspace"),
+    Field("timed_out", "bool", True, "the harness stopped the attempt at timeout_s"),
+    Field("helper_calls", "int", True, "hidden-helper calls (search, critic models, ...)", low=0),
+    Field("oracle_leak", "bool", True, "the task's oracle leaked to the agent: quarantined"),
+    Field("run_id", "str", False, "one harness invocation; a file without it is one run"),
+    Field("system", "str", False, "what is under test (agent + model + settings)"),
+    Field("dataset_id", "str", False, "content hash of the frozen suite"),
+    Field("status", "str", False, "passed, failed, timed_out or infra_error"),
+    Field("score", "float", False, "partial credit in 0..1", low=0, high=1),
+    Field("error", "str", False, "what went wrong, in words"),
+    Field("stratum", "str", False, "task family, e.g. repair / greenfield / regression"),
+    Field("weight", "float", False, "task weight declared in the suite", 0, True),
+    Field("seed", "int", False, "seed given to the agent for this attempt index"),
+    Field("temperature", "float", False, "sampling temperature", low=0),
+    Field("fixture_hash", "str", False, "content hash of the task's fixture"),
+    Field("cache_hit", "bool", False, "a prompt cache answered part of the attempt"),
+    Field("tokens_in", "int", False, "input tokens", low=0),
+    Field("tokens_out", "int", False, "output tokens", low=0),
+    Field("tool_calls", "int", False, "tool calls the agent made", low=0),
+    Field("cost", "float", False, "money spent on the attempt; null when not measured", low=0),
+    Field("model_version", "str", False, "model snapshot"),
+    Field("grader_version", "str", False, "grader version"),
+    Field("harness_version", "str", False, "harness version"),
+    Field("sandbox", "str", False, "isolation tier used (bwrap, process, ...)"),
+    Field("started_at", "time", False, "start, ISO 8601 with UTC offset"),
+    Field("finished_at", "time", False, "end, ISO 8601 with UTC offset"),
+    Field("transcript", "str", False, "path of the kept raw output"),
+    Field("selected", "bool", False, "the candidate a selector delivered"),
+)
+
+FIELD_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
+REQUIRED: tuple[str, ...] = tuple(f.name for f in FIELDS if f.required)

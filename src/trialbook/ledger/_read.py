@@ -1,0 +1,320 @@
+"""Reading ledger files (JSONL and CSV) into a validated :class:`Ledger`, or a list of problems.
+
+Two paths, one set of rules. The fast path parses JSONL with pyarrow against an explicit schema
+(strict: ``1`` is not a boolean, ``1.0`` is not an integer, unknown keys are an error) into columns.
+The precise path reads row by row and knows every line number. Both end in the same
+:func:`check_rules`. The fast path only ever *accepts*: at the first sign of anything wrong it hands
+over to the precise path, which finds every problem and names its line. So a valid file is read
+fast, and an invalid one is reported exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trialbook.errors import LedgerError, Problem
+from trialbook.ledger._fields import FIELD_BY_NAME, FIELDS, Field
+from trialbook.ledger._table import Ledger, check_rules, factorize
+
+__all__ = ["read_ledger"]
+
+_TRUE = {"true", "1"}
+_FALSE = {"false", "0"}
+
+
+def read_ledger(path: str | Path) -> Ledger:
+    """Read and validate a ledger file (``.jsonl`` or ``.csv``).
+
+    Raises :class:`LedgerError` listing every problem (line, task, field) when any row breaks a rule;
+    nothing from an invalid ledger is returned. A file without ``run_id`` is one run, named after the
+    file's stem.
+    """
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in (".jsonl", ".csv"):
+        raise LedgerError(
+            [Problem(0, f"unsupported ledger type {p.suffix!r}: use .jsonl or .csv", str(p))]
+        )
+    if not p.is_file():
+        raise LedgerError([Problem(0, "no such file", str(p))])
+    if suffix == ".jsonl":
+        fast = _read_jsonl_fast(p)
+        if fast is not None:
+            return fast
+        rows = _rows_jsonl(p)
+    else:
+        rows = _rows_csv(p)
+    return _from_rows(p, rows)
+
+
+# --------------------------------------------------------------------------- fast path (pyarrow)
+
+
+def _arrow_type(f: Field) -> Any:
+    import pyarrow as pa
+
+    return {
+        "str": pa.string(),
+        "time": pa.string(),
+        "int": pa.int64(),
+        "float": pa.float64(),
+        "bool": pa.bool_(),
+    }[f.kind]
+
+
+def _read_jsonl_fast(path: Path) -> Ledger | None:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.json as pj
+
+    schema = pa.schema([(f.name, _arrow_type(f)) for f in FIELDS])
+    try:
+        table = pj.read_json(
+            path,
+            read_options=pj.ReadOptions(block_size=4 << 20),
+            parse_options=pj.ParseOptions(
+                explicit_schema=schema, unexpected_field_behavior="error"
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
+        return None
+    values: dict[str, Any] = {}
+    codes: dict[str, Any] = {}
+    labels: dict[str, tuple[str, ...]] = {}
+    for f in FIELDS:
+        col = table.column(f.name).combine_chunks()
+        if f.required and col.null_count:
+            return None
+        if f.kind in ("str", "time"):
+            enc = pc.dictionary_encode(col)
+            codes[f.name] = pc.fill_null(enc.indices, -1).to_numpy().astype(np.int64)
+            labels[f.name] = tuple(enc.dictionary.to_pylist())
+        elif f.kind == "float" and pc.any(pc.is_nan(col)).as_py():
+            return None  # an explicit NaN: the precise path names it
+        elif f.required:
+            values[f.name] = col.to_numpy(zero_copy_only=False)
+        else:
+            values[f.name] = pc.fill_null(pc.cast(col, pa.float64()), math.nan).to_numpy()
+    ledger = _finish(path, np.arange(1, table.num_rows + 1, dtype=np.int64), values, codes, labels)
+    if check_rules(ledger):
+        return None
+    return ledger
+
+
+def _finish(
+    path: Path,
+    lines: Any,
+    values: dict[str, Any],
+    codes: dict[str, Any],
+    labels: dict[str, tuple[str, ...]],
+) -> Ledger:
+    # A file without run_id is one run, named after the file.
+    run = codes["run_id"]
+    if run.size and (run < 0).all():
+        codes["run_id"] = np.zeros_like(run)
+        labels["run_id"] = (path.stem,)
+    return Ledger(source=str(path), lines=lines, values=values, codes=codes, labels=labels)
+
+
+# --------------------------------------------------------------------------- precise path
+
+
+def _show(value: object) -> str:
+    text = (
+        json.dumps(value) if not isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    )
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _coerce(f: Field, value: object, from_csv: bool) -> tuple[object, str | None]:
+    """The typed value, or an error message naming the field."""
+    if from_csv:
+        assert isinstance(value, str)
+        text = value.strip()
+        try:
+            if f.kind == "int":
+                return int(text), None
+            if f.kind == "float":
+                number = float(text)
+                if not math.isfinite(number):
+                    return None, f"field {f.name!r}: must be a finite number, got {_show(value)}"
+                return number, None
+        except ValueError:
+            kind = "a whole number" if f.kind == "int" else "a number"
+            return None, f"field {f.name!r}: expected {kind}, got {_show(value)}"
+        if f.kind == "bool":
+            low = text.lower()
+            if low in _TRUE or low in _FALSE:
+                return low in _TRUE, None
+            return None, f"field {f.name!r}: expected true or false, got {_show(value)}"
+        return value, None
+    if f.kind in ("str", "time"):
+        if isinstance(value, str):
+            return value, None
+        return None, f"field {f.name!r}: expected a string, got {_show(value)}"
+    if f.kind == "bool":
+        if isinstance(value, bool):
+            return value, None
+        return None, f"field {f.name!r}: expected true or false, got {_show(value)}"
+    if f.kind == "int":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value, None
+        return None, f"field {f.name!r}: expected a whole number, got {_show(value)}"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            return None, f"field {f.name!r}: must be a finite number, got {value}"
+        return float(value), None
+    return None, f"field {f.name!r}: expected a number, got {_show(value)}"
+
+
+_Row = tuple[int, dict[str, object]] | Problem
+
+
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"key {key!r} appears twice")
+        seen[key] = value
+    return seen
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _rows_jsonl(path: Path) -> Iterator[_Row]:
+    src = str(path)
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(
+                    raw, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant
+                )
+            except json.JSONDecodeError as exc:
+                yield Problem(lineno, f"not valid JSON: {exc.msg} (column {exc.colno})", src)
+                continue
+            except (ValueError, RecursionError) as exc:
+                yield Problem(lineno, f"not valid JSON: {exc}", src)
+                continue
+            if not isinstance(obj, dict):
+                yield Problem(lineno, f"expected a JSON object, got {type(obj).__name__}", src)
+                continue
+            yield lineno, obj
+
+
+def _rows_csv(path: Path) -> Iterator[_Row]:
+    src = str(path)
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        try:
+            header = next(reader, None)
+            if header is None:
+                return
+            seen: set[str] = set()
+            for name in header:
+                if name in seen:
+                    yield Problem(1, f"column {name!r} appears twice in the header", src)
+                seen.add(name)
+            for cells in reader:
+                lineno = reader.line_num
+                if not any(cell.strip() for cell in cells):
+                    continue
+                if len(cells) != len(header):
+                    yield Problem(lineno, f"expected {len(header)} cells, got {len(cells)}", src)
+                    continue
+                yield lineno, {h: c for h, c in zip(header, cells, strict=True) if c.strip() != ""}
+        except UnicodeDecodeError as exc:
+            yield Problem(reader.line_num + 1, f"not UTF-8 text ({exc.reason})", src)
+        except csv.Error as exc:
+            yield Problem(reader.line_num, f"not valid CSV: {exc}", src)
+
+
+def _from_rows(path: Path, rows: Iterator[_Row]) -> Ledger:
+    src = str(path)
+    from_csv = path.suffix.lower() == ".csv"
+    problems: list[Problem] = []
+    unknown_reported: set[str] = set()
+    lines: list[int] = []
+    columns: dict[str, list[object]] = {f.name: [] for f in FIELDS}
+    for item in rows:
+        if isinstance(item, Problem):
+            problems.append(item)
+            continue
+        lineno, row = item
+        task = row.get("task_id")
+        prefix = f"task {task!r}: " if isinstance(task, str) and task else ""
+        typed: dict[str, object] = {}
+        row_ok = True
+        for name, raw in row.items():
+            f = FIELD_BY_NAME.get(name)
+            if f is None:
+                if from_csv and name in unknown_reported:
+                    row_ok = False
+                    continue
+                unknown_reported.add(name)
+                hint = _closest(name)
+                problems.append(
+                    Problem(
+                        1 if from_csv else lineno,
+                        f"unknown field {name!r}" + (f" (did you mean {hint!r}?)" if hint else ""),
+                        src,
+                    )
+                )
+                row_ok = False
+                continue
+            if raw is None:
+                continue
+            value, error = _coerce(f, raw, from_csv)
+            if error:
+                problems.append(Problem(lineno, prefix + error, src))
+                row_ok = False
+            else:
+                typed[name] = value
+        missing = [
+            f.name for f in FIELDS if f.required and f.name not in typed and row.get(f.name) is None
+        ]
+        if missing:
+            names = ", ".join(repr(m) for m in missing)
+            plural = "s" if len(missing) > 1 else ""
+            problems.append(Problem(lineno, f"{prefix}missing required field{plural} {names}", src))
+            row_ok = False
+        if row_ok:
+            lines.append(lineno)
+            for f in FIELDS:
+                columns[f.name].append(typed.get(f.name))
+    if problems:
+        raise LedgerError(problems)
+    values: dict[str, Any] = {}
+    codes: dict[str, Any] = {}
+    labels: dict[str, tuple[str, ...]] = {}
+    for f in FIELDS:
+        col = columns[f.name]
+        if f.kind in ("str", "time"):
+            codes[f.name], labels[f.name] = factorize(col)  # type: ignore[arg-type]
+        elif f.required:
+            dtype = {"int": np.int64, "float": np.float64, "bool": np.bool_}[f.kind]
+            values[f.name] = np.array(col, dtype=dtype)
+        else:
+            values[f.name] = np.array([math.nan if v is None else float(v) for v in col])  # type: ignore[arg-type]
+    ledger = _finish(path, np.array(lines, dtype=np.int64), values, codes, labels)
+    problems = check_rules(ledger)
+    if problems:
+        raise LedgerError(problems)
+    return ledger
+
+
+def _closest(name: str) -> str | None:
+    import difflib
+
+    match = difflib.get_close_matches(name, list(FIELD_BY_NAME), n=1, cutoff=0.75)
+    return match[0] if match else None

@@ -1,0 +1,285 @@
+"""Render a ScoreReport as JSON (the versioned contract), markdown or a terminal table.
+
+Renderers compute no statistics: every number comes from the report object.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import asdict
+from typing import Any
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from trialbook.scoring import MetricEstimate, RunScore, ScoreReport
+from trialbook.stats import Total
+
+__all__ = ["SCORE_SCHEMA", "score_markdown", "score_table", "score_to_dict"]
+
+SCORE_SCHEMA = "trialbook.score/1"
+SE_METHOD = "task-clustered (CR1)"
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: NaN and infinity become null (unknown), tuples lists."""
+    if isinstance(value, float):
+        return None if math.isnan(value) or math.isinf(value) else value
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _metric(m: MetricEstimate) -> dict[str, Any]:
+    return asdict(m)
+
+
+def _run_dict(run: RunScore) -> dict[str, Any]:
+    boot = run.bootstrap
+    return {
+        "run_id": run.run_id,
+        "system": run.system,
+        "dataset_id": run.dataset_id,
+        "tasks": run.tasks,
+        "attempts": run.attempts,
+        "ks": list(run.ks),
+        "metrics": {name: _metric(m) for name, m in run.metrics.items()},
+        "rates": {
+            "pooled_attempt": _metric(run.pooled_attempt_rate),
+            "first_attempt": _metric(run.first_attempt_rate),
+        },
+        "weights": run.weights,
+        "ci": {
+            "method": boot.method,
+            "confidence": boot.confidence,
+            "resamples": boot.resamples,
+            "seed": boot.seed,
+            "unit": "task",
+            "se_method": SE_METHOD,
+            "distinct_task_profiles": boot.distinct_profiles,
+        },
+        "variance": None if run.variance is None else asdict(run.variance),
+        "effort": asdict(run.effort),
+        "cost": asdict(run.cost),
+        "strata": [
+            {
+                "stratum": s.stratum,
+                "tasks": s.tasks,
+                "attempts": s.attempts,
+                "metrics": {name: _metric(m) for name, m in s.metrics.items()},
+            }
+            for s in run.strata
+        ],
+        "per_task": [asdict(t) for t in run.per_task],
+        "quarantined": [{"task_id": t, "attempt_index": a} for t, a in run.quarantined],
+        "infra_errors": {"attempts": run.infra_errors, "dropped": run.infra_errors_dropped},
+        "notes": list(run.notes),
+    }
+
+
+def score_to_dict(report: ScoreReport) -> dict[str, Any]:
+    """The ``trialbook.score/1`` document."""
+    doc = {
+        "schema": SCORE_SCHEMA,
+        "source": report.source,
+        "runs": [_run_dict(r) for r in report.runs],
+        "across_runs": [asdict(a) for a in report.across_runs],
+    }
+    cleaned: dict[str, Any] = _clean(doc)
+    return cleaned
+
+
+def _pct(x: float | None, digits: int = 1) -> str:
+    return "n/a" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def _num(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None else f"{x:,.{digits}f}"
+
+
+def _total(t: Total, digits: int = 2, unit: str = "") -> str:
+    if t.value is not None:
+        return f"{unit}{t.value:,.{digits}f}"
+    if t.known_attempts == 0:
+        return "not measured"
+    return f"not fully measured ({unit}{t.partial:,.{digits}f} over {t.known_attempts} attempts)"
+
+
+def _companions(run: RunScore) -> list[tuple[str, str]]:
+    e, c = run.effort, run.cost
+    infra = f"{_pct(e.infra_error_rate)} ({'dropped' if run.infra_errors_dropped else 'counted as failures'})"
+    return [
+        ("attempts per task", _num(e.attempts_per_task)),
+        ("attempts to first pass (stop at first pass)", _num(e.attempts_to_first_pass)),
+        ("timeout rate", _pct(e.timeout_rate)),
+        ("infrastructure-error rate", infra),
+        ("helper calls per attempt", _num(e.helper_calls_per_attempt)),
+        ("cache-hit rate", "not recorded" if e.cache_hit_rate is None else _pct(e.cache_hit_rate)),
+        (
+            "tool calls per attempt",
+            "not recorded" if e.tool_calls_per_attempt is None else _num(e.tool_calls_per_attempt),
+        ),
+        (
+            "mean / median seconds per attempt",
+            f"{e.mean_elapsed_s:,.1f} / {e.median_elapsed_s:,.1f}",
+        ),
+        ("total cost (all attempts)", _total(c.total_cost, 2, "$")),
+        ("tokens in / out", f"{_total(c.tokens_in, 0)} / {_total(c.tokens_out, 0)}"),
+        ("tasks with a pass", str(c.successful_tasks)),
+        (
+            "cost per success",
+            f"${c.cost_per_success:,.4f}"
+            if c.cost_per_success is not None
+            else c.cost_per_success_note,
+        ),
+    ]
+
+
+def _header(run: RunScore) -> str:
+    parts = [f"run {run.run_id}"]
+    if run.system:
+        parts.append(f"system {run.system}")
+    if run.dataset_id:
+        parts.append(f"dataset {run.dataset_id[:16]}")
+    parts.append(f"{run.tasks} tasks, {run.attempts} attempts")
+    return " · ".join(parts)
+
+
+def _ci_line(run: RunScore) -> str:
+    b = run.bootstrap
+    weights = "equal task weights" if run.weights == "equal" else "declared task weights"
+    return (
+        f"{b.confidence:.0%} intervals: {b.method} bootstrap over tasks, {b.resamples:,} resamples, "
+        f"seed {b.seed}; SE {SE_METHOD}; {weights}"
+    )
+
+
+def _variance_lines(run: RunScore) -> list[str]:
+    v = run.variance
+    if v is None:
+        return [
+            "variance: cannot separate between/within-task parts (need 2+ tasks and 2+ attempts)"
+        ]
+    icc = "n/a" if v.icc is None else f"{v.icc:.2f}"
+    return [
+        f"variance of attempt outcomes: between tasks {v.between:.4f}, within tasks {v.within:.4f} "
+        f"(ICC {icc}); naive SE treating attempts as independent {v.se_naive:.4f} (too small)",
+        f"SE of pass@1 now {v.se_now:.4f}; with 2x tasks {v.se_double_tasks:.4f}; "
+        f"with 2x attempts per task {v.se_double_attempts:.4f}",
+    ]
+
+
+def score_markdown(report: ScoreReport) -> str:
+    """Markdown fit for a pull-request comment."""
+    out: list[str] = [f"## trialbook score — `{report.source}`", ""]
+    for run in report.runs:
+        out += [f"### {_header(run)}", ""]
+        out += ["| metric | estimate | interval | SE |", "|---|---:|---:|---:|"]
+        for name, m in run.metrics.items():
+            se = "n/a" if m.se is None else f"{100 * m.se:.1f} pp"
+            out.append(
+                f"| {name} | {_pct(m.estimate)} | {_pct(m.ci_low)} – {_pct(m.ci_high)} | {se} |"
+            )
+        for label, m in (
+            ("pooled attempt rate (attempt-level)", run.pooled_attempt_rate),
+            ("first-attempt rate", run.first_attempt_rate),
+        ):
+            se = "n/a" if m.se is None else f"{100 * m.se:.1f} pp"
+            out.append(
+                f"| {label} | {_pct(m.estimate)} | {_pct(m.ci_low)} – {_pct(m.ci_high)} | {se} |"
+            )
+        out += ["", f"_{_ci_line(run)}_", "", "| companion figure | value |", "|---|---|"]
+        out += [f"| {k} | {v} |" for k, v in _companions(run)]
+        if run.strata:
+            names = list(run.metrics)[:1] + [m for m in run.metrics if m.startswith("pass^")][-1:]
+            out += [
+                "",
+                "| stratum | tasks | " + " | ".join(names) + " |",
+                "|---|---:|" + "---:|" * len(names),
+            ]
+            for s in run.strata:
+                cells = [
+                    f"{_pct(s.metrics[n].estimate)} ({_pct(s.metrics[n].ci_low, 0)}–{_pct(s.metrics[n].ci_high, 0)})"
+                    for n in names
+                ]
+                out.append(f"| {s.stratum} | {s.tasks} | " + " | ".join(cells) + " |")
+        out += [""] + [f"- {line}" for line in _variance_lines(run)]
+        out += [f"- note: {n}" for n in run.notes]
+        out.append("")
+    for a in report.across_runs:
+        out.append(
+            f"- {a.system or 'system'} over {a.runs} runs: pass@1 median {_pct(a.median)}, "
+            f"5–95% band {_pct(a.p05)} – {_pct(a.p95)}"
+        )
+    return "\n".join(out).rstrip() + "\n"
+
+
+def score_table(report: ScoreReport) -> Group:
+    """A rich renderable for the terminal."""
+    parts: list[Any] = []
+    for run in report.runs:
+        table = Table(title=_header(run), title_justify="left", show_edge=False)
+        table.add_column("metric")
+        table.add_column("estimate", justify="right")
+        table.add_column("interval", justify="right")
+        table.add_column("SE", justify="right")
+        for name, m in run.metrics.items():
+            se = "n/a" if m.se is None else f"{100 * m.se:.1f} pp"
+            table.add_row(name, _pct(m.estimate), f"{_pct(m.ci_low)} – {_pct(m.ci_high)}", se)
+        for label, m in (
+            ("pooled attempt rate", run.pooled_attempt_rate),
+            ("first-attempt rate", run.first_attempt_rate),
+        ):
+            se = "n/a" if m.se is None else f"{100 * m.se:.1f} pp"
+            table.add_row(
+                Text(label, style="dim"),
+                _pct(m.estimate),
+                f"{_pct(m.ci_low)} – {_pct(m.ci_high)}",
+                se,
+            )
+        parts += [table, Text(_ci_line(run), style="dim")]
+        comp = Table(show_header=False, show_edge=False, box=None, padding=(0, 2))
+        comp.add_column(style="cyan")
+        comp.add_column()
+        for k, v in _companions(run):
+            comp.add_row(k, v)
+        parts.append(comp)
+        if run.strata:
+            st = Table(title="by stratum", title_justify="left", show_edge=False)
+            st.add_column("stratum")
+            st.add_column("tasks", justify="right")
+            names = list(run.metrics)[:1] + [m for m in run.metrics if m.startswith("pass^")][-1:]
+            for name in names:
+                st.add_column(name, justify="right")
+            for s in run.strata:
+                st.add_row(
+                    s.stratum,
+                    str(s.tasks),
+                    *(
+                        f"{_pct(s.metrics[n].estimate)} ({_pct(s.metrics[n].ci_low, 0)}–{_pct(s.metrics[n].ci_high, 0)})"
+                        for n in names
+                    ),
+                )
+            parts.append(st)
+        parts += [Text(line) for line in _variance_lines(run)]
+        parts += [Text(f"note: {n}", style="yellow") for n in run.notes]
+        parts.append(Text(""))
+    for a in report.across_runs:
+        parts.append(
+            Text(
+                f"{a.system or 'system'} over {a.runs} runs: pass@1 median {_pct(a.median)}, "
+                f"5–95% band {_pct(a.p05)} – {_pct(a.p95)}"
+            )
+        )
+    return Group(*parts)
+
+
+def render_plain(renderable: Any, width: int = 100) -> str:
+    """Render without colour at a fixed width (for golden tests and files)."""
+    console = Console(width=width, color_system=None, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()

@@ -1,0 +1,459 @@
+"""From a validated ledger to one scorecard per run: the policy that sits between ledger and stats.
+
+The policy, in one place:
+- Rows flagged ``oracle_leak`` are quarantined: counted and listed, never scored.
+- Infrastructure errors count as failures unless ``drop_infra_errors``; either way the report says so.
+- Per task: n attempts and c passes; pass@k and pass^k per task, then the mean over tasks with equal
+  weight (default) or the suite's declared weights. k above some task's n is an error naming the tasks.
+- Intervals resample tasks (exact count-based bootstrap); the analytic SE clusters on tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
+from trialbook.ledger import Ledger, read_ledger
+from trialbook.stats import (
+    BootstrapResult,
+    CIMethod,
+    CostSummary,
+    EffortSummary,
+    VarianceComponents,
+    clustered_se,
+    cost_summary,
+    effort_summary,
+    pass_at_k,
+    pass_hat_k,
+    task_bootstrap,
+    variance_components,
+)
+
+__all__ = [
+    "AcrossRuns",
+    "MetricEstimate",
+    "RunScore",
+    "ScoreOptions",
+    "ScoreReport",
+    "StratumScore",
+    "TaskScore",
+    "score_file",
+    "score_ledger",
+]
+
+Weighting = Literal["equal", "declared"]
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """How to score. The defaults are the BRIEF's."""
+
+    ks: tuple[int, ...] | None = None
+    """Budgets to report; None means 1 and every k up to the smallest attempts per task."""
+    confidence: float = 0.95
+    """Two-sided interval level."""
+    resamples: int = 10_000
+    """Bootstrap resamples over tasks."""
+    seed: int = 0
+    """Bootstrap seed (reported with every interval)."""
+    method: CIMethod = "percentile"
+    """Bootstrap interval: percentile (default) or bca."""
+    weights: Weighting = "equal"
+    """Mean over tasks with equal weight, or with the weights declared in the suite."""
+    drop_infra_errors: bool = False
+    """Drop attempts with status infra_error instead of counting them as failures."""
+
+
+@dataclass(frozen=True)
+class MetricEstimate:
+    """A mean over tasks with its interval."""
+
+    estimate: float
+    """The point estimate."""
+    ci_low: float
+    """Lower bound of the task-bootstrap interval."""
+    ci_high: float
+    """Upper bound of the task-bootstrap interval."""
+    se: float | None
+    """Analytic task-clustered standard error (None with a single task)."""
+    se_bootstrap: float
+    """Standard deviation of the bootstrap distribution."""
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """One task's record in one run."""
+
+    task_id: str
+    """The task."""
+    stratum: str | None
+    """Its stratum, if recorded."""
+    weight: float | None
+    """Its declared weight, if recorded."""
+    attempts: int
+    """n: scored attempts."""
+    passes: int
+    """c: passing attempts."""
+    first_attempt_passed: bool
+    """Whether the attempt with the lowest index passed."""
+    timeouts: int
+    """Attempts stopped by the timeout."""
+    infra_errors: int
+    """Attempts with status infra_error (counted as failures unless dropped)."""
+    values: dict[str, float]
+    """pass@k and pass^k of this task for every reported k."""
+
+
+@dataclass(frozen=True)
+class StratumScore:
+    """The metrics of the tasks of one stratum."""
+
+    stratum: str
+    """Its name."""
+    tasks: int
+    """Tasks in it."""
+    attempts: int
+    """Scored attempts in it."""
+    metrics: dict[str, MetricEstimate]
+    """pass@k and pass^k as for the whole run."""
+
+
+@dataclass(frozen=True)
+class RunScore:
+    """The scorecard of one run."""
+
+    run_id: str
+    """The run."""
+    system: str | None
+    """The system under test, if recorded."""
+    dataset_id: str | None
+    """The frozen suite's hash, if recorded."""
+    tasks: int
+    """Tasks scored."""
+    attempts: int
+    """Attempts scored (after quarantine and any dropped infrastructure errors)."""
+    ks: tuple[int, ...]
+    """The budgets reported."""
+    metrics: dict[str, MetricEstimate]
+    """``pass@K`` and ``pass^K`` for every K in ``ks``."""
+    pooled_attempt_rate: MetricEstimate
+    """All passes / all attempts: attempt-level, so tasks with more attempts weigh more."""
+    first_attempt_rate: MetricEstimate
+    """Share of tasks whose lowest-index attempt passed."""
+    bootstrap: BootstrapResult = field(repr=False)
+    """The settings and raw result of the run-level bootstrap."""
+    weights: Weighting
+    """equal, or declared (the suite's weights)."""
+    variance: VarianceComponents | None
+    """Between/within-task variance of attempt outcomes; None if the design cannot separate them."""
+    effort: EffortSummary
+    """Companion figures (attempts used, timeouts, helpers, cache, infrastructure errors)."""
+    cost: CostSummary
+    """Cost, tokens and cost per success."""
+    strata: tuple[StratumScore, ...]
+    """Per-stratum metrics (empty when no stratum is recorded)."""
+    per_task: tuple[TaskScore, ...]
+    """Every task's record."""
+    quarantined: tuple[tuple[str, int], ...]
+    """(task_id, attempt_index) of rows flagged oracle_leak: reported, never scored."""
+    infra_errors: int
+    """Attempts with status infra_error in the run."""
+    infra_errors_dropped: bool
+    """Whether they were dropped (True) or counted as failures (False)."""
+    notes: tuple[str, ...]
+    """Things the reader should know (short tasks, dropped rows, ...)."""
+
+
+@dataclass(frozen=True)
+class AcrossRuns:
+    """pass@1 over several runs of one system on one suite: median and 5-95% band, never the best."""
+
+    system: str | None
+    """The system."""
+    dataset_id: str | None
+    """The suite."""
+    runs: int
+    """How many runs."""
+    median: float
+    """Median pass@1 over runs."""
+    p05: float
+    """5th percentile over runs."""
+    p95: float
+    """95th percentile over runs."""
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    """Everything ``trialbook score`` prints."""
+
+    source: str
+    """The ledger scored."""
+    runs: tuple[RunScore, ...]
+    """One scorecard per run."""
+    across_runs: tuple[AcrossRuns, ...]
+    """Run-to-run spread for systems with two or more runs on the same suite."""
+
+
+def _estimate(boot: BootstrapResult, se: NDArray[np.float64], j: int) -> MetricEstimate:
+    s = float(se[j])
+    return MetricEstimate(
+        estimate=float(boot.estimate[j]),
+        ci_low=float(boot.ci_low[j]),
+        ci_high=float(boot.ci_high[j]),
+        se=None if np.isnan(s) else s,
+        se_bootstrap=float(boot.standard_error[j]),
+    )
+
+
+def _metric_set(
+    values: NDArray[np.float64],
+    names: Sequence[str],
+    weights: NDArray[np.float64] | None,
+    options: ScoreOptions,
+) -> tuple[dict[str, MetricEstimate], BootstrapResult]:
+    boot = task_bootstrap(
+        values,
+        weights=weights,
+        confidence=options.confidence,
+        resamples=options.resamples,
+        method=options.method,
+        seed=options.seed,
+    )
+    se = clustered_se(values, weights)
+    return {name: _estimate(boot, se, j) for j, name in enumerate(names)}, boot
+
+
+def _short_tasks_error(
+    k: int, labels: Sequence[str], n: NDArray[np.int64], run_id: str
+) -> TrialbookError:
+    short = np.flatnonzero(n < k)
+    names = ", ".join(f"{labels[i]!r} (n={int(n[i])})" for i in short[:10])
+    more = f" and {short.size - 10} more" if short.size > 10 else ""
+    return InsufficientAttemptsError(
+        f"run {run_id!r}: k={k} exceeds the attempts of {short.size} task(s): {names}{more}; "
+        f"the largest k every task supports is {int(n.min())}"
+    )
+
+
+def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
+    notes: list[str] = []
+    task_labels = ledger.labels["task_id"]
+    leak = ledger.values["oracle_leak"]
+    quarantined = tuple(
+        sorted(
+            (task_labels[t], int(a))
+            for t, a in zip(
+                ledger.codes["task_id"][leak].tolist(),
+                ledger.values["attempt_index"][leak].tolist(),
+                strict=True,
+            )
+        )
+    )
+    status_labels = ledger.labels["status"]
+    infra_code = status_labels.index("infra_error") if "infra_error" in status_labels else -2
+    infra = ledger.codes["status"] == infra_code
+    keep = ~leak
+    infra_count = int((infra & keep).sum())
+    if options.drop_infra_errors and infra_count:
+        keep &= ~infra
+        notes.append(f"{infra_count} infrastructure-error attempt(s) dropped from the denominator")
+    if quarantined:
+        notes.append(f"{len(quarantined)} attempt(s) quarantined for oracle leak: not scored")
+    rows = ledger.subset(keep)
+    if len(rows) == 0:
+        raise TrialbookError(
+            f"run {run_id!r}: no attempts left to score after quarantine and drops"
+        )
+
+    task_of_row = rows.codes["task_id"]
+    codes, task = np.unique(task_of_row, return_inverse=True)
+    t = codes.size
+    labels = [task_labels[c] for c in codes.tolist()]
+    passed = rows.values["passed"]
+    n = np.bincount(task, minlength=t)
+    c = np.bincount(task, weights=passed, minlength=t).astype(np.int64)
+    attempt = rows.values["attempt_index"]
+    order = np.lexsort((attempt, task))
+    first_row = order[np.searchsorted(task[order], np.arange(t))]
+    first_pass = passed[first_row].astype(np.float64)
+    timeouts = np.bincount(task, weights=rows.values["timed_out"], minlength=t).astype(np.int64)
+    infra_rows = rows.codes["status"] == infra_code
+    infra_per_task = np.bincount(task, weights=infra_rows, minlength=t).astype(np.int64)
+    weight_col = rows.values["weight"][first_row]
+    strata_codes = rows.codes["stratum"][first_row]
+    strata_labels = rows.labels["stratum"]
+
+    ks = options.ks if options.ks is not None else tuple(range(1, int(n.min()) + 1))
+    for k in ks:
+        if k > n.min():
+            raise _short_tasks_error(k, labels, n, run_id)
+    budget = int(rows.values["k_budget"][0])
+    if (n < budget).any():
+        notes.append(
+            f"{int((n < budget).sum())} task(s) have fewer scored attempts than k_budget={budget}"
+        )
+
+    weights: NDArray[np.float64] | None = None
+    if options.weights == "declared":
+        missing = np.isnan(weight_col)
+        if missing.any():
+            shown = ", ".join(repr(labels[i]) for i in np.flatnonzero(missing)[:10])
+            raise ArgumentError(
+                f"run {run_id!r}: --weights declared, but {int(missing.sum())} task(s) have no "
+                f"'weight': {shown}"
+            )
+        weights = weight_col
+
+    names: list[str] = []
+    columns: list[NDArray[np.float64]] = []
+    for k in ks:
+        names.append(f"pass@{k}")
+        columns.append(pass_at_k(n, c, k))
+    for k in ks:
+        names.append(f"pass^{k}")
+        columns.append(pass_hat_k(n, c, k))
+    values = np.column_stack(columns)
+    metrics, boot = _metric_set(values, names, weights, options)
+    pooled, _ = _metric_set((c / n)[:, None], ["pooled"], n.astype(np.float64), options)
+    first, _ = _metric_set(first_pass[:, None], ["first"], None, options)
+
+    strata: list[StratumScore] = []
+    if (strata_codes >= 0).any():
+        for code in np.unique(strata_codes).tolist():
+            sel = strata_codes == code
+            name = strata_labels[code] if code >= 0 else "(none)"
+            stratum_metrics, _ = _metric_set(
+                values[sel], names, None if weights is None else weights[sel], options
+            )
+            strata.append(StratumScore(name, int(sel.sum()), int(n[sel].sum()), stratum_metrics))
+
+    per_task = tuple(
+        TaskScore(
+            task_id=labels[i],
+            stratum=strata_labels[strata_codes[i]] if strata_codes[i] >= 0 else None,
+            weight=None if np.isnan(weight_col[i]) else float(weight_col[i]),
+            attempts=int(n[i]),
+            passes=int(c[i]),
+            first_attempt_passed=bool(first_pass[i]),
+            timeouts=int(timeouts[i]),
+            infra_errors=int(infra_per_task[i]),
+            values={name: float(values[i, j]) for j, name in enumerate(names)},
+        )
+        for i in range(t)
+    )
+    effort = effort_summary(
+        task_codes=task,
+        attempt_index=attempt,
+        passed=passed,
+        timed_out=rows.values["timed_out"],
+        infra_error=infra_rows,
+        helper_calls=rows.values["helper_calls"],
+        elapsed_s=rows.values["elapsed_s"],
+        cache_hit=rows.values["cache_hit"],
+        tool_calls=rows.values["tool_calls"],
+    )
+    cost = cost_summary(
+        cost=rows.values["cost"],
+        tokens_in=rows.values["tokens_in"],
+        tokens_out=rows.values["tokens_out"],
+        successful_tasks=int((c > 0).sum()),
+    )
+
+    def one(name: str) -> str | None:
+        code = int(rows.codes[name][0])
+        return rows.labels[name][code] if code >= 0 else None
+
+    return RunScore(
+        run_id=run_id,
+        system=one("system"),
+        dataset_id=one("dataset_id"),
+        tasks=t,
+        attempts=len(rows),
+        ks=tuple(ks),
+        metrics=metrics,
+        pooled_attempt_rate=pooled["pooled"],
+        first_attempt_rate=first["first"],
+        bootstrap=boot,
+        weights=options.weights,
+        variance=variance_components(n, c),
+        effort=effort,
+        cost=cost,
+        strata=tuple(strata),
+        per_task=per_task,
+        quarantined=quarantined,
+        infra_errors=infra_count,
+        infra_errors_dropped=options.drop_infra_errors,
+        notes=tuple(notes),
+    )
+
+
+def _validate_options(options: ScoreOptions) -> None:
+    if options.ks is not None:
+        if not options.ks:
+            raise ArgumentError("--k needs at least one value")
+        for k in options.ks:
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                raise ArgumentError(f"--k values must be whole numbers >= 1, got {k!r}")
+    if not 0 < options.confidence < 1:
+        raise ArgumentError(
+            f"--confidence must lie strictly between 0 and 1, got {options.confidence}"
+        )
+    if options.resamples < 2:
+        raise ArgumentError(f"--resamples must be >= 2, got {options.resamples}")
+    if options.seed < 0:
+        raise ArgumentError(f"--seed must be >= 0, got {options.seed}")
+
+
+def score_ledger(
+    ledger: Ledger, *, run: str | None = None, options: ScoreOptions | None = None
+) -> ScoreReport:
+    """Score every run of a validated ledger (or only ``run``)."""
+    options = options or ScoreOptions()
+    _validate_options(options)
+    run_ids = ledger.run_ids
+    if run is not None:
+        if run not in run_ids:
+            known = ", ".join(repr(r) for r in run_ids[:10])
+            raise ArgumentError(f"--run {run!r} is not in {ledger.source} (runs: {known})")
+        run_ids = (run,)
+    scores: list[RunScore] = []
+    run_codes = ledger.codes["run_id"]
+    for rid in run_ids:
+        code = ledger.labels["run_id"].index(rid)
+        scores.append(_score_run(ledger.subset(run_codes == code), rid, options))
+    return ScoreReport(source=ledger.source, runs=tuple(scores), across_runs=_across(scores))
+
+
+def _across(scores: Sequence[RunScore]) -> tuple[AcrossRuns, ...]:
+    groups: dict[tuple[str | None, str | None], list[float]] = {}
+    for s in scores:
+        if "pass@1" in s.metrics:
+            groups.setdefault((s.system, s.dataset_id), []).append(s.metrics["pass@1"].estimate)
+    out = []
+    for (system, dataset), vals in groups.items():
+        if len(vals) >= 2:
+            arr = np.array(vals)
+            out.append(
+                AcrossRuns(
+                    system=system,
+                    dataset_id=dataset,
+                    runs=len(vals),
+                    median=float(np.median(arr)),
+                    p05=float(np.percentile(arr, 5)),
+                    p95=float(np.percentile(arr, 95)),
+                )
+            )
+    return tuple(out)
+
+
+def score_file(
+    path: str | Path, *, run: str | None = None, options: ScoreOptions | None = None
+) -> ScoreReport:
+    """Read, validate and score a ledger file: what ``trialbook score`` does."""
+    return score_ledger(read_ledger(path), run=run, options=options)

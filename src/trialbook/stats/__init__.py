@@ -1,0 +1,31 @@
+"""Pure statistics: arrays in, frozen result dataclasses out. No files, no terminal."""
+
+from trialbook.stats._bootstrap import (
+    BootstrapResult,
+    CIMethod,
+    clustered_se,
+    task_bootstrap,
+    weighted_mean,
+)
+from trialbook.stats._effort import CostSummary, EffortSummary, Total, cost_summary, effort_summary
+from trialbook.stats._passk import PassKStep, pass_at_k, pass_hat_k, pass_k_steps
+from trialbook.stats._variance import VarianceComponents, variance_components
+
+__all__ = [
+    "BootstrapResult",
+    "CIMethod",
+    "CostSummary",
+    "EffortSummary",
+    "PassKStep",
+    "Total",
+    "VarianceComponents",
+    "clustered_se",
+    "cost_summary",
+    "effort_summary",
+    "pass_at_k",
+    "pass_hat_k",
+    "pass_k_steps",
+    "task_bootstrap",
+    "variance_components",
+    "weighted_mean",
+]
