@@ -30,6 +30,7 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_score_parse.py
 	$(PY) benchmarks/bench_score_bootstrap.py
+	$(PY) benchmarks/bench_cli_startup.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache

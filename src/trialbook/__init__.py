@@ -1,8 +1,14 @@
 """trialbook: agent scores you can defend.
 
 The public API. Statistics live in :mod:`trialbook.stats` (pure), ledger files in
-:mod:`trialbook.ledger`, rendering in :mod:`trialbook.report`.
+:mod:`trialbook.ledger`, rendering in :mod:`trialbook.report`. Names are loaded on first use (PEP 562)
+so that ``trialbook --help`` does not pay for numpy, scipy and pyarrow.
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from trialbook.errors import (
     ArgumentError,
@@ -10,9 +16,11 @@ from trialbook.errors import (
     LedgerError,
     TrialbookError,
 )
-from trialbook.ledger import Ledger, read_ledger
-from trialbook.scoring import RunScore, ScoreOptions, ScoreReport, score_file, score_ledger
-from trialbook.stats import pass_at_k, pass_hat_k, task_bootstrap
+
+if TYPE_CHECKING:
+    from trialbook.ledger import Ledger, read_ledger
+    from trialbook.scoring import RunScore, ScoreOptions, ScoreReport, score_file, score_ledger
+    from trialbook.stats import pass_at_k, pass_hat_k, task_bootstrap
 
 __all__ = [
     "ArgumentError",
@@ -30,3 +38,29 @@ __all__ = [
     "score_ledger",
     "task_bootstrap",
 ]
+
+_LAZY = {
+    "Ledger": "trialbook.ledger",
+    "read_ledger": "trialbook.ledger",
+    "RunScore": "trialbook.scoring",
+    "ScoreOptions": "trialbook.scoring",
+    "ScoreReport": "trialbook.scoring",
+    "score_file": "trialbook.scoring",
+    "score_ledger": "trialbook.scoring",
+    "pass_at_k": "trialbook.stats",
+    "pass_hat_k": "trialbook.stats",
+    "task_bootstrap": "trialbook.stats",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'trialbook' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -335,17 +335,28 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
 
     per_task = tuple(
         TaskScore(
-            task_id=labels[i],
-            stratum=strata_labels[strata_codes[i]] if strata_codes[i] >= 0 else None,
-            weight=None if np.isnan(weight_col[i]) else float(weight_col[i]),
-            attempts=int(n[i]),
-            passes=int(c[i]),
-            first_attempt_passed=bool(first_pass[i]),
-            timeouts=int(timeouts[i]),
-            infra_errors=int(infra_per_task[i]),
-            values={name: float(values[i, j]) for j, name in enumerate(names)},
+            task_id=label,
+            stratum=strata_labels[sc] if sc >= 0 else None,
+            weight=None if np.isnan(wt) else wt,
+            attempts=ni,
+            passes=ci,
+            first_attempt_passed=bool(fp),
+            timeouts=to,
+            infra_errors=ie,
+            values=dict(zip(names, row, strict=True)),
         )
-        for i in range(t)
+        for label, sc, wt, ni, ci, fp, to, ie, row in zip(
+            labels,
+            strata_codes.tolist(),
+            weight_col.tolist(),
+            n.tolist(),
+            c.tolist(),
+            first_pass.tolist(),
+            timeouts.tolist(),
+            infra_per_task.tolist(),
+            values.tolist(),
+            strict=True,
+        )
     )
     effort = effort_summary(
         task_codes=task,

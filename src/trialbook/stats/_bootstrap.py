@@ -133,7 +133,7 @@ def task_bootstrap(
         raise ArgumentError(f"seed must be a whole number >= 0, got {seed!r}")
 
     t, m = v.shape
-    profiles, counts = np.unique(np.column_stack([v, w]), axis=0, return_counts=True)
+    profiles, counts = _distinct_rows(np.column_stack([v, w]))
     pv, pw = profiles[:, :m], profiles[:, m]
     estimate = (w @ v) / w.sum()
     rng = np.random.default_rng(seed)
@@ -174,6 +174,15 @@ def task_bootstrap(
         seed=seed,
         distinct_profiles=len(profiles),
     )
+
+
+def _distinct_rows(mat: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Distinct rows and how often each occurs (a lexsort: far quicker than np.unique(axis=0))."""
+    order = np.lexsort(mat.T[::-1])
+    ordered = mat[order]
+    starts = np.flatnonzero(np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)])
+    counts = np.diff(np.r_[starts, len(mat)])
+    return ordered[starts], counts
 
 
 def _bca(

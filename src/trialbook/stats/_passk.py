@@ -54,11 +54,11 @@ def _as_counts(values: ArrayLike, name: str) -> NDArray[np.int64]:
 
 
 def _per_pair(n: NDArray[np.int64], c: NDArray[np.int64], k: int, hat: bool) -> NDArray[np.float64]:
-    pairs, inverse = np.unique(
-        np.stack([n.ravel(), c.ravel()], axis=1), axis=0, return_inverse=True
-    )
-    out = np.empty(len(pairs), dtype=np.float64)
-    for i, (ni, ci) in enumerate(pairs.tolist()):
+    span = int(n.max()) + 1
+    keys, inverse = np.unique(n.ravel() * span + c.ravel(), return_inverse=True)
+    out = np.empty(len(keys), dtype=np.float64)
+    for i, key in enumerate(keys.tolist()):
+        ni, ci = divmod(key, span)
         total = comb(ni, k)
         # numerator of the exact fraction; the single division below is correctly rounded
         num = comb(ci, k) if hat else total - comb(ni - ci, k)
