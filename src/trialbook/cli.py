@@ -156,7 +156,7 @@ def _emit_score(report: Any, fmt: str) -> None:
     from trialbook import report as render
 
     if fmt == "json":
-        click.echo(json.dumps(render.score_to_dict(report), indent=2))
+        click.echo(render.to_json(render.score_to_dict(report)))
     elif fmt == "markdown":
         click.echo(render.score_markdown(report), nl=False)
     else:
@@ -253,7 +253,7 @@ def demo(out: Path, tasks: int, attempts: int) -> None:
     )
     report = score_file(ledger)
     console.print(render.score_table(report))
-    (out / "score.json").write_text(json.dumps(render.score_to_dict(report), indent=2) + "\n")
+    (out / "score.json").write_text(render.to_json(render.score_to_dict(report)) + "\n")
     (out / "score.md").write_text(render.score_markdown(report))
     console.print(
         f"ledger:   {ledger}\nscore:    {out / 'score.json'}\nmarkdown: {out / 'score.md'}"

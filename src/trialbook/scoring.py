@@ -29,8 +29,7 @@ from trialbook.stats import (
     clustered_se,
     cost_summary,
     effort_summary,
-    pass_at_k,
-    pass_hat_k,
+    pass_k_matrix,
     task_bootstrap,
     variance_components,
 )
@@ -88,7 +87,11 @@ class MetricEstimate:
 
 @dataclass(frozen=True)
 class TaskScore:
-    """One task's record in one run."""
+    """One task's record in one run.
+
+    Its pass@k and pass^k for any k follow from (attempts, passes); they are not repeated here
+    (with 100 attempts that would be 200 numbers per task). ``trialbook passk`` computes them.
+    """
 
     task_id: str
     """The task."""
@@ -106,8 +109,6 @@ class TaskScore:
     """Attempts stopped by the timeout."""
     infra_errors: int
     """Attempts with status infra_error (counted as failures unless dropped)."""
-    values: dict[str, float]
-    """pass@k and pass^k of this task for every reported k."""
 
 
 @dataclass(frozen=True)
@@ -310,15 +311,9 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             )
         weights = weight_col
 
-    names: list[str] = []
-    columns: list[NDArray[np.float64]] = []
-    for k in ks:
-        names.append(f"pass@{k}")
-        columns.append(pass_at_k(n, c, k))
-    for k in ks:
-        names.append(f"pass^{k}")
-        columns.append(pass_hat_k(n, c, k))
-    values = np.column_stack(columns)
+    names = [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
+    at, hat = pass_k_matrix(n, c, ks)
+    values = np.hstack([at, hat])
     metrics, boot = _metric_set(values, names, weights, options)
     pooled, _ = _metric_set((c / n)[:, None], ["pooled"], n.astype(np.float64), options)
     first, _ = _metric_set(first_pass[:, None], ["first"], None, options)
@@ -343,9 +338,8 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             first_attempt_passed=bool(fp),
             timeouts=to,
             infra_errors=ie,
-            values=dict(zip(names, row, strict=True)),
         )
-        for label, sc, wt, ni, ci, fp, to, ie, row in zip(
+        for label, sc, wt, ni, ci, fp, to, ie in zip(
             labels,
             strata_codes.tolist(),
             weight_col.tolist(),
@@ -354,7 +348,6 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             first_pass.tolist(),
             timeouts.tolist(),
             infra_per_task.tolist(),
-            values.tolist(),
             strict=True,
         )
     )

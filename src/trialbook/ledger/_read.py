@@ -69,40 +69,80 @@ def _arrow_type(f: Field) -> Any:
     }[f.kind]
 
 
+def _keys_seen(path: Path, limit: int = 1 << 16) -> set[str]:
+    """Keys of the objects in the first ``limit`` bytes (a sample: other keys are inferred)."""
+    keys: set[str] = set()
+    with path.open("rb") as fh:
+        for raw in fh.readlines(limit):
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                keys.update(obj)
+    return keys
+
+
 def _read_jsonl_fast(path: Path) -> Ledger | None:
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
-    schema = pa.schema([(f.name, _arrow_type(f)) for f in FIELDS])
+    # Declaring only the fields the file uses parses ~40% faster than all 33; any other key is
+    # inferred by arrow and then checked below (unknown name or a different type: precise path).
+    seen = _keys_seen(path)
+    schema = pa.schema([(f.name, _arrow_type(f)) for f in FIELDS if f.name in seen])
     try:
         table = pj.read_json(
             path,
-            read_options=pj.ReadOptions(block_size=4 << 20),
+            read_options=pj.ReadOptions(block_size=16 << 20),
             parse_options=pj.ParseOptions(
-                explicit_schema=schema, unexpected_field_behavior="error"
+                explicit_schema=schema, unexpected_field_behavior="infer"
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
         return None
+    if any(name not in FIELD_BY_NAME for name in table.column_names):
+        return None  # an unknown field: the precise path names it with a suggestion
+    rows = table.num_rows
     values: dict[str, Any] = {}
     codes: dict[str, Any] = {}
     labels: dict[str, tuple[str, ...]] = {}
     for f in FIELDS:
-        col = table.column(f.name).combine_chunks()
+        if f.name not in table.column_names:
+            if f.required:
+                return None
+            col = None
+        else:
+            col = table.column(f.name).combine_chunks()
+            want = _arrow_type(f)
+            if pa.types.is_null(col.type):
+                col = None if not f.required else col
+            elif col.type != want:
+                if not (pa.types.is_integer(col.type) and f.kind == "float"):
+                    return None  # e.g. 1.0 where a whole number belongs: the precise path says so
+                col = pc.cast(col, want)
+        if col is None or (col.null_count == rows and not f.required):
+            # an optional field nobody recorded: no cast, no fill
+            if f.kind in ("str", "time"):
+                codes[f.name], labels[f.name] = np.full(rows, -1, dtype=np.int64), ()
+            else:
+                values[f.name] = np.full(rows, math.nan)
+            continue
         if f.required and col.null_count:
             return None
         if f.kind in ("str", "time"):
             enc = pc.dictionary_encode(col)
             codes[f.name] = pc.fill_null(enc.indices, -1).to_numpy().astype(np.int64)
             labels[f.name] = tuple(enc.dictionary.to_pylist())
-        elif f.kind == "float" and pc.any(pc.is_nan(col)).as_py():
-            return None  # an explicit NaN: the precise path names it
+        elif f.kind == "float" and pc.all(pc.is_finite(col)).as_py() is False:
+            return None  # NaN or infinity in the file: the precise path names it
         elif f.required:
             values[f.name] = col.to_numpy(zero_copy_only=False)
         else:
             values[f.name] = pc.fill_null(pc.cast(col, pa.float64()), math.nan).to_numpy()
-    ledger = _finish(path, np.arange(1, table.num_rows + 1, dtype=np.int64), values, codes, labels)
+    del table, col  # the numpy columns are all that is kept
+    ledger = _finish(path, np.arange(1, rows + 1, dtype=np.int64), values, codes, labels)
     if check_rules(ledger):
         return None
     return ledger

@@ -47,6 +47,8 @@ class Ledger:
 
     def subset(self, index: NDArray[np.int64] | NDArray[np.bool_]) -> Ledger:
         """The rows at ``index`` (positions or a mask), labels kept."""
+        if index.dtype == np.bool_ and index.all():
+            return self  # the common case: one run, nothing quarantined; no copy of every column
         return Ledger(
             source=self.source,
             lines=self.lines[index],
@@ -112,10 +114,17 @@ def check_rules(ledger: Ledger) -> list[Problem]:
             )
 
     for f in FIELDS:
+        if f.kind == "float":
+            col = ledger.values[f.name]
+            name = f.name
+            add(
+                np.flatnonzero(np.isinf(col)),
+                lambda i, n=name, c=col: f"field {n!r}: must be a finite number, got {c[i]}",
+            )
         if f.kind not in ("int", "float") or (f.low is None and f.high is None):
             continue
         col = ledger.values[f.name].astype(np.float64)
-        known = ~np.isnan(col)
+        known = np.isfinite(col)
         bad = np.zeros(col.size, dtype=bool)
         rule = ""
         if f.low is not None:
@@ -211,6 +220,11 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
         return f"{where}task {task_labels[task[i]]!r}"
 
     def constant_within(group: NDArray[np.int64], name: str, scope: str) -> None:
+        col0 = ledger.values[name] if name in ledger.values else ledger.codes[name]
+        if col0.dtype.kind == "f" and np.isnan(col0).all():
+            return
+        if (col0 == col0[0]).all():
+            return  # constant over the whole ledger: constant within every group (no sort needed)
         first = _first_of_group(group)
         if name in ledger.values:
             col = ledger.values[name]

@@ -6,6 +6,14 @@ from trialbook.report._score import (
     score_markdown,
     score_table,
     score_to_dict,
+    to_json,
 )
 
-__all__ = ["SCORE_SCHEMA", "render_plain", "score_markdown", "score_table", "score_to_dict"]
+__all__ = [
+    "SCORE_SCHEMA",
+    "render_plain",
+    "score_markdown",
+    "score_table",
+    "score_to_dict",
+    "to_json",
+]

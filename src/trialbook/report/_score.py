@@ -17,7 +17,14 @@ from rich.text import Text
 from trialbook.scoring import MetricEstimate, RunScore, ScoreReport
 from trialbook.stats import Total
 
-__all__ = ["SCORE_SCHEMA", "score_markdown", "score_table", "score_to_dict"]
+__all__ = [
+    "SCORE_SCHEMA",
+    "render_plain",
+    "score_markdown",
+    "score_table",
+    "score_to_dict",
+    "to_json",
+]
 
 SCORE_SCHEMA = "trialbook.score/1"
 SE_METHOD = "task-clustered (CR1)"
@@ -85,7 +92,6 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
                 "first_attempt_passed": t.first_attempt_passed,
                 "timeouts": t.timeouts,
                 "infra_errors": t.infra_errors,
-                "values": t.values,
             }
             for t in run.per_task
         ],
@@ -96,15 +102,40 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
 
 
 def score_to_dict(report: ScoreReport) -> dict[str, Any]:
-    """The ``trialbook.score/1`` document."""
-    doc = {
+    """The ``trialbook.score/1`` document (unknown values are None)."""
+    runs = []
+    for r in report.runs:
+        doc = _run_dict(r)
+        per_task = doc.pop("per_task")  # holds no float that could be NaN: skip the walk
+        cleaned = _clean(doc)
+        cleaned["per_task"] = per_task
+        runs.append(cleaned)
+    return {
         "schema": SCORE_SCHEMA,
         "source": report.source,
-        "runs": [_run_dict(r) for r in report.runs],
-        "across_runs": [asdict(a) for a in report.across_runs],
+        "runs": runs,
+        "across_runs": _clean([asdict(a) for a in report.across_runs]),
     }
-    cleaned: dict[str, Any] = _clean(doc)
-    return cleaned
+
+
+def to_json(doc: dict[str, Any]) -> str:
+    """Indented JSON text (orjson: NaN would become null, keys keep their order)."""
+    import orjson
+
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode()
+
+
+_LADDER = (1, 2, 3, 4, 5, 10, 20, 50, 100, 200, 500, 1000)
+
+
+def _shown(run: RunScore) -> tuple[list[str], str | None]:
+    """Metric names for a table: all of them for up to 10 budgets, else a ladder of k and the largest."""
+    if len(run.ks) <= 10:
+        return list(run.metrics), None
+    ks = [k for k in run.ks if k in _LADDER or k == run.ks[-1]]
+    names = [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
+    note = f"showing k = {', '.join(map(str, ks))} of {len(run.ks)} budgets; --format json has all, --k picks"
+    return names, note
 
 
 def _pct(x: float | None, digits: int = 1) -> str:
@@ -193,7 +224,9 @@ def score_markdown(report: ScoreReport) -> str:
     for run in report.runs:
         out += [f"### {_header(run)}", ""]
         out += ["| metric | estimate | interval | SE |", "|---|---:|---:|---:|"]
-        for name, m in run.metrics.items():
+        shown, ladder = _shown(run)
+        for name in shown:
+            m = run.metrics[name]
             se = "n/a" if m.se is None else f"{100 * m.se:.1f} pp"
             out.append(
                 f"| {name} | {_pct(m.estimate)} | {_pct(m.ci_low)} – {_pct(m.ci_high)} | {se} |"
@@ -206,7 +239,8 @@ def score_markdown(report: ScoreReport) -> str:
             out.append(
                 f"| {label} | {_pct(m.estimate)} | {_pct(m.ci_low)} – {_pct(m.ci_high)} | {se} |"
             )
-        out += ["", f"_{_ci_line(run)}_", "", "| companion figure | value |", "|---|---|"]
+        out += ["", f"_{_ci_line(run)}_"] + ([f"_{ladder}_"] if ladder else [])
+        out += ["", "| companion figure | value |", "|---|---|"]
         out += [f"| {k} | {v} |" for k, v in _companions(run)]
         if run.strata:
             names = list(run.metrics)[:1] + [m for m in run.metrics if m.startswith("pass^")][-1:]
@@ -241,7 +275,9 @@ def score_table(report: ScoreReport) -> Group:
         table.add_column("estimate", justify="right")
         table.add_column("interval", justify="right")
         table.add_column("SE", justify="right")
-        for name, m in run.metrics.items():
+        shown, ladder = _shown(run)
+        for name in shown:
+            m = run.metrics[name]
             se = "n/a" if m.se is None else f"{100 * m.se:.1f} pp"
             table.add_row(name, _pct(m.estimate), f"{_pct(m.ci_low)} – {_pct(m.ci_high)}", se)
         for label, m in (
@@ -256,6 +292,8 @@ def score_table(report: ScoreReport) -> Group:
                 se,
             )
         parts += [table, Text(_ci_line(run), style="dim")]
+        if ladder:
+            parts.append(Text(ladder, style="dim"))
         comp = Table(show_header=False, show_edge=False, box=None, padding=(0, 2))
         comp.add_column(style="cyan")
         comp.add_column()

@@ -8,7 +8,7 @@ from trialbook.stats._bootstrap import (
     weighted_mean,
 )
 from trialbook.stats._effort import CostSummary, EffortSummary, Total, cost_summary, effort_summary
-from trialbook.stats._passk import PassKStep, pass_at_k, pass_hat_k, pass_k_steps
+from trialbook.stats._passk import PassKStep, pass_at_k, pass_hat_k, pass_k_matrix, pass_k_steps
 from trialbook.stats._variance import VarianceComponents, variance_components
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "effort_summary",
     "pass_at_k",
     "pass_hat_k",
+    "pass_k_matrix",
     "pass_k_steps",
     "task_bootstrap",
     "variance_components",

@@ -24,7 +24,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import ndtr, ndtri
 
 from trialbook.errors import ArgumentError
 
@@ -193,6 +192,8 @@ def _bca(
     counts: NDArray[np.int64],
     alpha: float,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    from scipy.special import ndtr, ndtri  # only BCa needs scipy; keep it off the default path
+
     b = theta.shape[0]
     # mid-rank of the estimate among the resamples, kept off 0 and 1 so z0 stays finite
     share = ((theta < estimate).sum(axis=0) + (theta <= estimate).sum(axis=0)) / (2 * b)

@@ -13,6 +13,7 @@ attempts each has at most 21 distinct pairs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb
 
@@ -21,7 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialbook.errors import ArgumentError, InsufficientAttemptsError
 
-__all__ = ["PassKStep", "pass_at_k", "pass_hat_k", "pass_k_steps"]
+__all__ = ["PassKStep", "pass_at_k", "pass_hat_k", "pass_k_matrix", "pass_k_steps"]
 
 
 def _check(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> None:
@@ -53,17 +54,34 @@ def _as_counts(values: ArrayLike, name: str) -> NDArray[np.int64]:
     return arr.astype(np.int64)
 
 
-def _per_pair(n: NDArray[np.int64], c: NDArray[np.int64], k: int, hat: bool) -> NDArray[np.float64]:
+def _per_pair(
+    n: NDArray[np.int64], c: NDArray[np.int64], ks: Sequence[int], hat: bool
+) -> NDArray[np.float64]:
+    """(len(ks), *n.shape) values, with the distinct (n, c) pairs found once for every k."""
     span = int(n.max()) + 1
     keys, inverse = np.unique(n.ravel() * span + c.ravel(), return_inverse=True)
-    out = np.empty(len(keys), dtype=np.float64)
-    for i, key in enumerate(keys.tolist()):
-        ni, ci = divmod(key, span)
-        total = comb(ni, k)
-        # numerator of the exact fraction; the single division below is correctly rounded
-        num = comb(ci, k) if hat else total - comb(ni - ci, k)
-        out[i] = num / total
-    return out[inverse.ravel()].reshape(n.shape)
+    pairs = [divmod(key, span) for key in keys.tolist()]
+    out = np.empty((len(ks), len(keys)), dtype=np.float64)
+    for j, k in enumerate(ks):
+        for i, (ni, ci) in enumerate(pairs):
+            total = comb(ni, k)
+            # numerator of the exact fraction; the single division is correctly rounded
+            out[j, i] = (comb(ci, k) if hat else total - comb(ni - ci, k)) / total
+    result: NDArray[np.float64] = out[:, inverse.ravel()].reshape((len(ks), *n.shape))
+    return result
+
+
+def pass_k_matrix(
+    n: ArrayLike, c: ArrayLike, ks: Sequence[int]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """pass@k and pass^k of every task for every k in ``ks``: two arrays of shape (T, len(ks))."""
+    n_arr, c_arr = _as_counts(n, "n"), _as_counts(c, "c")
+    if not ks:
+        raise ArgumentError("ks must name at least one k")
+    for k in ks:
+        _check(n_arr, c_arr, k)
+    ks = [int(k) for k in ks]
+    return _per_pair(n_arr, c_arr, ks, hat=False).T, _per_pair(n_arr, c_arr, ks, hat=True).T
 
 
 def pass_at_k(n: ArrayLike, c: ArrayLike, k: int) -> NDArray[np.float64]:
@@ -75,14 +93,16 @@ def pass_at_k(n: ArrayLike, c: ArrayLike, k: int) -> NDArray[np.float64]:
     """
     n_arr, c_arr = _as_counts(n, "n"), _as_counts(c, "c")
     _check(n_arr, c_arr, k)
-    return _per_pair(n_arr, c_arr, int(k), hat=False)
+    result: NDArray[np.float64] = _per_pair(n_arr, c_arr, [int(k)], hat=False)[0]
+    return result
 
 
 def pass_hat_k(n: ArrayLike, c: ArrayLike, k: int) -> NDArray[np.float64]:
     """Unbiased pass^k per task: the chance that k attempts drawn without replacement all pass."""
     n_arr, c_arr = _as_counts(n, "n"), _as_counts(c, "c")
     _check(n_arr, c_arr, k)
-    return _per_pair(n_arr, c_arr, int(k), hat=True)
+    result: NDArray[np.float64] = _per_pair(n_arr, c_arr, [int(k)], hat=True)[0]
+    return result
 
 
 @dataclass(frozen=True)
