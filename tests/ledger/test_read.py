@@ -1,0 +1,107 @@
+"""Reading ledgers: the fast (pyarrow) and precise (row by row) paths must agree exactly."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import base_row, write_jsonl
+from trialbook.errors import LedgerError
+from trialbook.ledger import FIELDS, read_ledger
+from trialbook.ledger._read import _from_rows, _read_jsonl_fast, _rows_jsonl
+
+
+def _same(a: Any, b: Any) -> None:
+    assert len(a) == len(b)
+    for f in FIELDS:
+        if f.name in a.values:
+            np.testing.assert_array_equal(a.values[f.name], b.values[f.name], err_msg=f.name)
+            assert a.values[f.name].dtype == b.values[f.name].dtype, f.name
+        else:
+            assert list(a.text(f.name)) == list(b.text(f.name)), f.name
+
+
+optional = st.fixed_dictionaries(
+    {},
+    optional={
+        "cost": st.floats(min_value=0, max_value=10, allow_nan=False),
+        "tokens_in": st.integers(min_value=0, max_value=10**9),
+        "stratum": st.sampled_from(["repair", "greenfield"]),
+        "cache_hit": st.booleans(),
+        "error": st.text(max_size=5),
+        "started_at": st.just("2026-11-30T10:00:00+00:00"),
+    },
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.tuples(st.booleans(), optional), min_size=1, max_size=12))
+def test_fast_and_precise_paths_agree(
+    tmp_path: Path, rows: list[tuple[bool, dict[str, Any]]]
+) -> None:
+    records = []
+    for i, (ok, extra) in enumerate(rows):
+        extra = dict(extra)
+        extra.pop("stratum", None)  # stratum must be constant per task; tasks here are distinct
+        records.append(base_row(f"t{i}", 0, passed=ok, **extra))
+    path = write_jsonl(tmp_path / "l.jsonl", records)
+    fast = _read_jsonl_fast(path)
+    assert fast is not None
+    precise = _from_rows(path, _rows_jsonl(path))
+    _same(fast, precise)
+
+
+def test_fast_path_declines_what_the_precise_path_rejects(tmp_path: Path) -> None:
+    cases = [
+        '{"task_id":"a","attempt_index":1.0}',  # 1.0 is not a whole number
+        json.dumps(base_row("a", 0, passed=True, cost=float("nan"))),  # NaN literal
+        json.dumps(base_row("a", 0, passed=True, cots=1)),  # unknown field
+        json.dumps(base_row("a", 0, passed=1)),  # 1 is not a boolean
+    ]
+    for text in cases:
+        path = tmp_path / "x.jsonl"
+        path.write_text(text + "\n")
+        assert _read_jsonl_fast(path) is None, text
+        with pytest.raises(LedgerError):
+            read_ledger(path)
+
+
+def test_csv_reads_like_jsonl(tmp_path: Path) -> None:
+    rows = [
+        base_row("a", 0, passed=True, cost=0.5, cache_hit=True, run_id="r"),
+        base_row("a", 1, passed=False, run_id="r"),
+    ]
+    jl = read_ledger(write_jsonl(tmp_path / "l.jsonl", rows))
+    path = tmp_path / "l.csv"
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for r in rows:
+            writer.writerow(
+                {
+                    k: ("" if v is None else str(v).lower() if isinstance(v, bool) else v)
+                    for k, v in r.items()
+                }
+            )
+    cv = read_ledger(path)
+    _same(jl, cv)
+    assert np.isnan(cv.values["cost"][1])  # an empty cell is "not recorded", not 0
+
+
+def test_blank_lines_keep_true_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "b.jsonl"
+    good = json.dumps(base_row("a", 0, passed=True))
+    bad = json.dumps(base_row("b", 0, passed=True, helper_calls=-1))
+    path.write_text(f"{good}\n\n\n{bad}\n")
+    with pytest.raises(LedgerError) as info:
+        read_ledger(path)
+    assert info.value.details[0].line == 4
