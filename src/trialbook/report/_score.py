@@ -189,7 +189,8 @@ def _header(run: RunScore) -> str:
     if run.system:
         parts.append(f"system {run.system}")
     if run.dataset_id:
-        parts.append(f"dataset {run.dataset_id[:16]}")
+        ds = run.dataset_id
+        parts.append(f"dataset {ds if len(ds) <= 24 else ds[:12] + '…'}")
     parts.append(f"{run.tasks} tasks, {run.attempts} attempts")
     return " · ".join(parts)
 
