@@ -20,6 +20,8 @@ ROOT = SRC.parents[1]
 def test_public_api_is_exactly_the_intended_names() -> None:
     assert set(trialbook.__all__) == {
         "ArgumentError",
+        "CompareOptions",
+        "Comparison",
         "InsufficientAttemptsError",
         "Ledger",
         "LedgerError",
@@ -27,8 +29,10 @@ def test_public_api_is_exactly_the_intended_names() -> None:
         "ScoreOptions",
         "ScoreReport",
         "TrialbookError",
+        "compare_runs",
         "pass_at_k",
         "pass_hat_k",
+        "plan_design",
         "read_ledger",
         "score_file",
         "score_ledger",

@@ -18,12 +18,15 @@ from trialbook.errors import (
 )
 
 if TYPE_CHECKING:
+    from trialbook.comparing import CompareOptions, Comparison, compare_runs
     from trialbook.ledger import Ledger, read_ledger
     from trialbook.scoring import RunScore, ScoreOptions, ScoreReport, score_file, score_ledger
-    from trialbook.stats import pass_at_k, pass_hat_k, task_bootstrap
+    from trialbook.stats import pass_at_k, pass_hat_k, plan_design, task_bootstrap
 
 __all__ = [
     "ArgumentError",
+    "CompareOptions",
+    "Comparison",
     "InsufficientAttemptsError",
     "Ledger",
     "LedgerError",
@@ -31,8 +34,10 @@ __all__ = [
     "ScoreOptions",
     "ScoreReport",
     "TrialbookError",
+    "compare_runs",
     "pass_at_k",
     "pass_hat_k",
+    "plan_design",
     "read_ledger",
     "score_file",
     "score_ledger",
@@ -40,6 +45,10 @@ __all__ = [
 ]
 
 _LAZY = {
+    "CompareOptions": "trialbook.comparing",
+    "Comparison": "trialbook.comparing",
+    "compare_runs": "trialbook.comparing",
+    "plan_design": "trialbook.stats",
     "Ledger": "trialbook.ledger",
     "read_ledger": "trialbook.ledger",
     "RunScore": "trialbook.scoring",

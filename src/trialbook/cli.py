@@ -166,6 +166,150 @@ def _emit_score(report: Any, fmt: str) -> None:
 
 
 @main.command()
+@click.argument("baseline")
+@click.argument("candidate")
+@click.option(
+    "--metric", default="pass@1", show_default=True, help="pass@K or pass^K, e.g. pass@1, pass^3."
+)
+@click.option(
+    "--gate",
+    type=click.Choice(["fail-on-regression", "require-improvement"]),
+    help="Turn the decision into the exit code: 1 on a regression, or 1 unless an improvement.",
+)
+@click.option("--confidence", default=0.95, show_default=True, help="Two-sided interval level.")
+@click.option(
+    "--resamples", default=10_000, show_default=True, help="Paired bootstrap resamples over tasks."
+)
+@click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--ci",
+    "method",
+    type=click.Choice(["percentile", "bca"]),
+    default="percentile",
+    show_default=True,
+)
+@click.option(
+    "--allow-different-suites",
+    is_flag=True,
+    help="Compare runs on different dataset_ids (said first).",
+)
+@click.option(
+    "--allow-grader-change", is_flag=True, help="Compare runs graded by different grader versions."
+)
+@_FORMAT
+@_user_errors
+def compare(
+    baseline: str,
+    candidate: str,
+    metric: str,
+    gate: str | None,
+    confidence: float,
+    resamples: int,
+    seed: int,
+    method: str,
+    allow_different_suites: bool,
+    allow_grader_change: bool,
+    fmt: str,
+) -> None:
+    """Compare BASELINE and CANDIDATE task by task (each LEDGER or LEDGER:RUN_ID).
+
+    Decision (seed 003): improvement when the interval of the difference lies above 0, regression when
+    below, otherwise no detectable difference. Exit 1 when --gate fails, 2 on bad input.
+    """
+    from trialbook import report as render
+    from trialbook.comparing import CompareOptions, compare_runs
+
+    result = compare_runs(
+        baseline,
+        candidate,
+        CompareOptions(
+            metric=metric,
+            confidence=confidence,
+            resamples=resamples,
+            seed=seed,
+            method=method,  # type: ignore[arg-type]
+            allow_different_suites=allow_different_suites,
+            allow_grader_change=allow_grader_change,
+        ),
+    )
+    if fmt == "json":
+        click.echo(render.to_json(render.compare_to_dict(result)))
+    else:
+        click.echo(render.compare_text(result, markdown=fmt == "markdown"), nl=False)
+    failed = (gate == "fail-on-regression" and result.decision == "regression") or (
+        gate == "require-improvement" and result.decision != "improvement"
+    )
+    if gate:
+        click.echo(f"gate {gate}: {'FAILED' if failed else 'passed'} ({result.decision})", err=True)
+    if failed:
+        sys.exit(EXIT_GATE)
+
+
+@main.command()
+@click.option("--tasks", "tasks", type=int, required=True, help="T: tasks in the design.")
+@click.option(
+    "--runs", "runs", type=int, default=1, show_default=True, help="R: attempts per task."
+)
+@click.option("--baseline", type=float, help="Assumed baseline pass rate (or from --pilot).")
+@click.option("--effect", type=float, required=True, help="Difference to detect, e.g. 0.03.")
+@click.option("--alpha", default=0.05, show_default=True, help="Two-sided significance level.")
+@click.option("--power", default=0.8, show_default=True, help="Target power.")
+@click.option(
+    "--between-var",
+    type=float,
+    help="Between-task variance of true rates (default: half of P(1-P)).",
+)
+@click.option(
+    "--within-var", type=float, help="Within-task variance of attempts (default: half of P(1-P))."
+)
+@click.option(
+    "--agreement", type=float, help="Share of tasks where two systems agree (paired designs)."
+)
+@click.option(
+    "--pilot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Estimate variances from a pilot ledger (two runs also give the agreement).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@_user_errors
+def plan(
+    tasks: int,
+    runs: int,
+    baseline: float | None,
+    effect: float,
+    alpha: float,
+    power: float,
+    between_var: float | None,
+    within_var: float | None,
+    agreement: float | None,
+    pilot: Path | None,
+    fmt: str,
+) -> None:
+    """What T tasks x R attempts can detect: SE, interval half-width, MDE unpaired and paired, power."""
+    from trialbook import report as render
+    from trialbook.planning import plan_from_options
+
+    result = plan_from_options(
+        tasks=tasks,
+        runs=runs,
+        baseline=baseline,
+        effect=effect,
+        alpha=alpha,
+        power=power,
+        between_var=between_var,
+        within_var=within_var,
+        agreement=agreement,
+        pilot=pilot,
+    )
+    if fmt == "json":
+        click.echo(render.to_json(render.plan_to_dict(result)))
+    else:
+        click.echo(render.plan_text(result), nl=False)
+
+
+@main.command()
 @click.option("--n", "n", type=int, required=True, help="Attempts made (candidates generated).")
 @click.option("--c", "c", type=int, required=True, help="Attempts that passed.")
 @click.option("--k", "k", type=int, required=True, help="Attempts allowed per task.")
@@ -234,7 +378,7 @@ def passk(n: int, c: int, k: int, clamp: bool, fmt: str) -> None:
 @click.option("--attempts", default=5, show_default=True, help="Simulated attempts per task.")
 @_user_errors
 def demo(out: Path, tasks: int, attempts: int) -> None:
-    """Build a seeded SIMULATED ledger and score it (until the harness lands: no agent is run)."""
+    """Simulate two agents (SIMULATED data, no agent is run), score both and compare them."""
     from rich.console import Console
 
     from trialbook import report as render
@@ -244,19 +388,31 @@ def demo(out: Path, tasks: int, attempts: int) -> None:
 
     if tasks < 2 or attempts < 1:
         raise ArgumentError(f"--tasks must be >= 2 and --attempts >= 1, got {tasks} and {attempts}")
+    from trialbook.comparing import compare_runs
+
     console = Console()
-    ledger = out / "synthetic-ledger.jsonl"
-    rows = write_synthetic_ledger(ledger, tasks=tasks, attempts=attempts)
     console.print(
-        f"[bold yellow]SIMULATED DATA[/] — {rows} attempts of a synthetic agent on {tasks} synthetic "
-        "tasks (seeded). No model or agent was run; these numbers show the method, not a system."
+        f"[bold yellow]SIMULATED DATA[/] — two synthetic agents (baseline, and a candidate with a small "
+        f"true lift) on the same {tasks} synthetic tasks, {attempts} attempts each, seeded. No model or "
+        "agent was run; these numbers show the method, not a system."
     )
-    report = score_file(ledger)
-    console.print(render.score_table(report))
-    (out / "score.json").write_text(render.to_json(render.score_to_dict(report)) + "\n")
-    (out / "score.md").write_text(render.score_markdown(report))
+    ledgers = {}
+    for name, lift in (("baseline", 0.0), ("candidate", 0.06)):
+        ledger = out / f"{name}.jsonl"
+        write_synthetic_ledger(
+            ledger, tasks=tasks, attempts=attempts, system=f"simulated-{name}", lift=lift
+        )
+        ledgers[name] = ledger
+        report = score_file(ledger)
+        console.print(render.score_table(report))
+        (out / f"{name}-score.json").write_text(render.to_json(render.score_to_dict(report)) + "\n")
+        (out / f"{name}-score.md").write_text(render.score_markdown(report))
+    result = compare_runs(str(ledgers["baseline"]), str(ledgers["candidate"]))
+    console.print(render.compare_text(result), markup=False)
+    (out / "compare.json").write_text(render.to_json(render.compare_to_dict(result)) + "\n")
+    (out / "compare.md").write_text(render.compare_text(result, markdown=True))
     console.print(
-        f"ledger:   {ledger}\nscore:    {out / 'score.json'}\nmarkdown: {out / 'score.md'}"
+        f"everything is in {out}/: ledgers (*.jsonl), scorecards (*-score.json/md), compare.json/md"
     )
 
 

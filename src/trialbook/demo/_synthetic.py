@@ -22,19 +22,31 @@ _PRICE_IN, _PRICE_OUT = 2.5e-6, 1.0e-5  # simulated $ per token
 
 
 def synthetic_rows(
-    *, tasks: int = 300, attempts: int = 5, seed: int = 2026, system: str = "simulated-agent"
+    *,
+    tasks: int = 300,
+    attempts: int = 5,
+    seed: int = 2026,
+    system: str = "simulated-agent",
+    lift: float = 0.0,
 ) -> list[dict[str, Any]]:
-    """Ledger rows for ``tasks`` x ``attempts`` simulated attempts (deterministic for a seed)."""
-    rng = np.random.default_rng(seed)
+    """Ledger rows for ``tasks`` x ``attempts`` simulated attempts (deterministic for a seed).
+
+    Task difficulty depends on ``seed`` only, so two systems simulated with the same seed face the
+    same tasks; ``lift`` raises every task's success chance p to p + lift * (1 - p), and the attempt
+    outcomes are drawn from a stream of the system's own.
+    """
+    task_rng = np.random.default_rng(seed)
+    rng = np.random.default_rng([seed, sum(system.encode())])
     names = list(_STRATA)
     rows: list[dict[str, Any]] = []
     infra_done = False
     for t in range(tasks):
         stratum = names[t % len(names)]
         a, b = _STRATA[stratum]
-        p = float(rng.beta(a, b))
-        hang = float(rng.uniform(0.0, 0.08))  # chance an attempt runs into the timeout
-        size = float(rng.lognormal(9.0, 0.6))  # prompt tokens of the task
+        p = float(task_rng.beta(a, b))
+        p += lift * (1 - p)
+        hang = float(task_rng.uniform(0.0, 0.08))  # chance an attempt runs into the timeout
+        size = float(task_rng.lognormal(9.0, 0.6))  # prompt tokens of the task
         for i in range(attempts):
             timed_out = bool(rng.random() < hang)
             passed = (not timed_out) and bool(rng.random() < p)

@@ -1,5 +1,13 @@
 """Results to table / markdown / JSON. Renderers compute no statistics."""
 
+from trialbook.report._compare import (
+    COMPARE_SCHEMA,
+    PLAN_SCHEMA,
+    compare_text,
+    compare_to_dict,
+    plan_text,
+    plan_to_dict,
+)
 from trialbook.report._score import (
     SCORE_SCHEMA,
     render_plain,
@@ -10,7 +18,13 @@ from trialbook.report._score import (
 )
 
 __all__ = [
+    "COMPARE_SCHEMA",
+    "PLAN_SCHEMA",
     "SCORE_SCHEMA",
+    "compare_text",
+    "compare_to_dict",
+    "plan_text",
+    "plan_to_dict",
     "render_plain",
     "score_markdown",
     "score_table",

@@ -8,25 +8,45 @@ from trialbook.stats._bootstrap import (
     weighted_mean,
 )
 from trialbook.stats._effort import CostSummary, EffortSummary, Total, cost_summary, effort_summary
+from trialbook.stats._paired import (
+    McNemarResult,
+    PairedDifference,
+    holm,
+    mcnemar_exact,
+    newcombe_paired_ci,
+    paired_difference,
+    wilson_interval,
+)
 from trialbook.stats._passk import PassKStep, pass_at_k, pass_hat_k, pass_k_matrix, pass_k_steps
+from trialbook.stats._plan import DesignOption, PlanResult, plan_design
 from trialbook.stats._variance import VarianceComponents, variance_components
 
 __all__ = [
     "BootstrapResult",
     "CIMethod",
     "CostSummary",
+    "DesignOption",
     "EffortSummary",
+    "McNemarResult",
+    "PairedDifference",
     "PassKStep",
+    "PlanResult",
     "Total",
     "VarianceComponents",
     "clustered_se",
     "cost_summary",
     "effort_summary",
+    "holm",
+    "mcnemar_exact",
+    "newcombe_paired_ci",
+    "paired_difference",
     "pass_at_k",
     "pass_hat_k",
     "pass_k_matrix",
     "pass_k_steps",
+    "plan_design",
     "task_bootstrap",
     "variance_components",
     "weighted_mean",
+    "wilson_interval",
 ]

@@ -1,0 +1,404 @@
+"""Paired comparison of two runs on the same suite: the policy between ledgers and the paired statistics.
+
+- Runs are named ``LEDGER`` (a ledger holding one run) or ``LEDGER:RUN_ID``.
+- Pairing is by task: only tasks in both runs count; how many were dropped on each side is reported.
+- A differing ``dataset_id`` is an error unless ``allow_different_suites``; a differing grader version
+  is an error unless ``allow_grader_change``; differing model, harness or sandbox are warnings.
+- Single attempt per task: McNemar's exact test and Newcombe's interval decide. Several attempts: the
+  paired task bootstrap decides (never a test that treats attempts of one task as independent).
+- Seed 003's rule: improvement when the interval lies above 0, regression when below, else no
+  detectable difference.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from trialbook.errors import ArgumentError, TrialbookError
+from trialbook.ledger import Ledger, read_ledger
+from trialbook.stats import (
+    CIMethod,
+    McNemarResult,
+    PairedDifference,
+    holm,
+    mcnemar_exact,
+    newcombe_paired_ci,
+    paired_difference,
+    pass_k_matrix,
+)
+
+__all__ = ["CompareOptions", "Comparison", "RunSide", "StratumDifference", "compare_runs"]
+
+Decision = Literal["improvement", "regression", "no detectable difference"]
+_METRIC = re.compile(r"^pass([@^])(\d+)$")
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """How to compare."""
+
+    metric: str = "pass@1"
+    """pass@K or pass^K."""
+    confidence: float = 0.95
+    """Two-sided interval level."""
+    resamples: int = 10_000
+    """Paired bootstrap resamples over tasks."""
+    seed: int = 0
+    """Bootstrap seed."""
+    method: CIMethod = "percentile"
+    """Bootstrap interval method."""
+    allow_different_suites: bool = False
+    """Compare runs on different dataset_ids (the report then says so first)."""
+    allow_grader_change: bool = False
+    """Compare runs graded by different grader versions."""
+
+
+@dataclass(frozen=True)
+class RunSide:
+    """One side of a comparison."""
+
+    source: str
+    """The ledger file."""
+    run_id: str
+    """The run."""
+    system: str | None
+    """The system, if recorded."""
+    dataset_id: str | None
+    """The suite hash, if recorded."""
+    tasks: int
+    """Tasks in the run."""
+    estimate: float
+    """The metric over the paired tasks."""
+    earlier_runs: int
+    """Other runs of the same system on the same suite in this ledger (re-runs are visible)."""
+
+
+@dataclass(frozen=True)
+class StratumDifference:
+    """The paired difference within one stratum."""
+
+    stratum: str
+    """Its name."""
+    tasks: int
+    """Paired tasks in it."""
+    estimate: float
+    """Mean difference (candidate - baseline)."""
+    ci_low: float
+    """Lower bound."""
+    ci_high: float
+    """Upper bound."""
+    p_value: float | None
+    """Unadjusted p-value."""
+    p_holm: float | None
+    """Holm-adjusted over the strata."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything ``trialbook compare`` prints."""
+
+    metric: str
+    """The metric compared."""
+    tasks: int
+    """Paired tasks."""
+    dropped_baseline_only: int
+    """Tasks only the baseline ran (not compared)."""
+    dropped_candidate_only: int
+    """Tasks only the candidate ran (not compared)."""
+    baseline: RunSide
+    """The baseline run."""
+    candidate: RunSide
+    """The candidate run."""
+    difference: PairedDifference
+    """Candidate minus baseline, paired by task, with the bootstrap interval."""
+    ci_method: str
+    """What produced the deciding interval."""
+    ci_low: float
+    """Lower bound of the deciding interval."""
+    ci_high: float
+    """Upper bound of the deciding interval."""
+    p_value: float | None
+    """p-value of the deciding analysis (McNemar exact for single attempts)."""
+    mcnemar: McNemarResult | None
+    """The 2x2 table, when both runs have a single attempt per task."""
+    decision: Decision
+    """Seed 003's rule applied to the deciding interval."""
+    strata: tuple[StratumDifference, ...]
+    """Per-stratum differences with Holm-adjusted p-values."""
+    warnings: tuple[str, ...]
+    """Provenance differences and other things to know, most important first."""
+    confidence: float
+    """Interval level."""
+    resamples: int
+    """Bootstrap resamples."""
+    seed: int
+    """Bootstrap seed."""
+
+
+def _split_spec(spec: str) -> tuple[Path, str | None]:
+    path = Path(spec)
+    if path.exists():
+        return path, None
+    head, sep, tail = spec.rpartition(":")
+    if sep and head and tail:
+        return Path(head), tail
+    return path, None
+
+
+def _pick_run(ledger: Ledger, run: str | None, spec: str) -> str:
+    runs = ledger.run_ids
+    if run is None:
+        if len(runs) != 1:
+            shown = ", ".join(repr(r) for r in runs[:10])
+            raise ArgumentError(
+                f"{spec}: the ledger holds {len(runs)} runs ({shown}); name one as LEDGER:RUN_ID"
+            )
+        return runs[0]
+    if run not in runs:
+        raise ArgumentError(f"{spec}: run {run!r} is not in {ledger.source}")
+    return run
+
+
+@dataclass(frozen=True)
+class _Run:
+    rows: Ledger
+    run_id: str
+    labels: list[str]
+    n: NDArray[np.int64]
+    c: NDArray[np.int64]
+    first: NDArray[np.bool_]
+    strata: list[str | None]
+    meta: dict[str, set[str]]
+    earlier: int
+
+
+def _load(spec: str) -> _Run:
+    path, run = _split_spec(spec)
+    ledger = read_ledger(path)
+    run_id = _pick_run(ledger, run, spec)
+    code = ledger.labels["run_id"].index(run_id)
+    rows = ledger.subset((ledger.codes["run_id"] == code) & ~ledger.values["oracle_leak"])
+    if len(rows) == 0:
+        raise TrialbookError(f"{spec}: no attempts to compare after quarantine")
+    codes, task = np.unique(rows.codes["task_id"], return_inverse=True)
+    t = codes.size
+    passed = rows.values["passed"]
+    n = np.bincount(task, minlength=t)
+    c = np.bincount(task, weights=passed, minlength=t).astype(np.int64)
+    order = np.lexsort((rows.values["attempt_index"], task))
+    first_row = order[np.searchsorted(task[order], np.arange(t))]
+    strata_codes = rows.codes["stratum"][first_row]
+    meta: dict[str, set[str]] = {}
+    for name in (
+        "system",
+        "dataset_id",
+        "model_version",
+        "grader_version",
+        "harness_version",
+        "sandbox",
+    ):
+        meta[name] = {rows.labels[name][i] for i in np.unique(rows.codes[name]).tolist() if i >= 0}
+    # runs of the same system on the same suite in this ledger, other than this one
+    sys_codes = ledger.codes["system"]
+    this = (sys_codes == rows.codes["system"][0]) & (
+        ledger.codes["dataset_id"] == rows.codes["dataset_id"][0]
+    )
+    earlier = len({int(r) for r in np.unique(ledger.codes["run_id"][this]).tolist()} - {code})
+    return _Run(
+        rows=rows,
+        run_id=run_id,
+        labels=[rows.labels["task_id"][i] for i in codes.tolist()],
+        n=n,
+        c=c,
+        first=passed[first_row].astype(bool),
+        strata=[rows.labels["stratum"][s] if s >= 0 else None for s in strata_codes.tolist()],
+        meta=meta,
+        earlier=earlier,
+    )
+
+
+def _metric_values(run: _Run, idx: NDArray[np.intp], metric: str) -> NDArray[np.float64]:
+    m = _METRIC.match(metric)
+    if not m:
+        raise ArgumentError(
+            f"--metric must be pass@K or pass^K (e.g. pass@1, pass^3), got {metric!r}"
+        )
+    k = int(m.group(2))
+    at, hat = pass_k_matrix(run.n[idx], run.c[idx], [k])
+    return (at if m.group(1) == "@" else hat)[:, 0]
+
+
+def _decide(low: float, high: float) -> Decision:
+    if low > 0:
+        return "improvement"
+    if high < 0:
+        return "regression"
+    return "no detectable difference"
+
+
+def compare_runs(
+    baseline: str, candidate: str, options: CompareOptions | None = None
+) -> Comparison:
+    """Compare two runs task by task (``LEDGER`` or ``LEDGER:RUN_ID`` each)."""
+    options = options or CompareOptions()
+    if not 0 < options.confidence < 1:
+        raise ArgumentError(
+            f"--confidence must lie strictly between 0 and 1, got {options.confidence}"
+        )
+    if options.resamples < 2:
+        raise ArgumentError(f"--resamples must be >= 2, got {options.resamples}")
+    a, b = _load(baseline), _load(candidate)
+    warnings: list[str] = []
+    ds_a, ds_b = a.meta["dataset_id"], b.meta["dataset_id"]
+    if ds_a != ds_b:
+        text = f"the runs are on different suites (dataset_id {sorted(ds_a)} vs {sorted(ds_b)})"
+        if not options.allow_different_suites:
+            raise ArgumentError(f"{text}; pass --allow-different-suites to compare them anyway")
+        warnings.append(f"NOT THE SAME SUITE: {text}")
+    ga, gb = a.meta["grader_version"], b.meta["grader_version"]
+    if ga != gb:
+        text = f"grader_version differs ({sorted(ga)} vs {sorted(gb)})"
+        if not options.allow_grader_change:
+            raise ArgumentError(
+                f"{text}: scores are not comparable; pass --allow-grader-change to compare anyway"
+            )
+        warnings.append(f"{text}: differences may come from the grader")
+    changed = [
+        name
+        for name in ("system", "model_version", "harness_version", "sandbox")
+        if a.meta[name] != b.meta[name]
+    ]
+    if len(changed) > 1:
+        warnings.append(
+            "more than one factor differs between the runs ("
+            + ", ".join(f"{n}: {sorted(a.meta[n])} vs {sorted(b.meta[n])}" for n in changed)
+            + "): the difference cannot be credited to one of them"
+        )
+    elif changed and changed[0] != "system":
+        n0 = changed[0]
+        warnings.append(f"{n0} differs ({sorted(a.meta[n0])} vs {sorted(b.meta[n0])})")
+
+    pos_b = {label: i for i, label in enumerate(b.labels)}
+    pairs = [(i, pos_b[label]) for i, label in enumerate(a.labels) if label in pos_b]
+    if not pairs:
+        raise ArgumentError("the runs share no task: nothing to compare")
+    ia = np.array([p[0] for p in pairs], dtype=np.intp)
+    ib = np.array([p[1] for p in pairs], dtype=np.intp)
+    dropped_a, dropped_b = len(a.labels) - len(pairs), len(b.labels) - len(pairs)
+    if dropped_a or dropped_b:
+        warnings.append(
+            f"{dropped_a} baseline-only and {dropped_b} candidate-only task(s) were not compared"
+        )
+    va = _metric_values(a, ia, options.metric)
+    vb = _metric_values(b, ib, options.metric)
+    diff = paired_difference(
+        va,
+        vb,
+        confidence=options.confidence,
+        resamples=options.resamples,
+        method=options.method,
+        seed=options.seed,
+    )
+    single = bool((a.n[ia] == 1).all() and (b.n[ib] == 1).all())
+    mcn = None
+    ci_method = f"paired {options.method} bootstrap over tasks"
+    low, high, p_value = diff.ci_low, diff.ci_high, diff.p_value
+    if single:
+        fa, fb = a.first[ia], b.first[ib]
+        both, only_a = int((fa & fb).sum()), int((fa & ~fb).sum())
+        only_b, neither = int((~fa & fb).sum()), int((~fa & ~fb).sum())
+        # Newcombe's table puts the candidate first so that the interval is candidate - baseline
+        est, lo, hi = newcombe_paired_ci([[both, only_b], [only_a, neither]], options.confidence)
+        mcn = McNemarResult(
+            both=both,
+            only_baseline=only_a,
+            only_candidate=only_b,
+            neither=neither,
+            p_value=mcnemar_exact(only_a, only_b),
+            difference=est,
+            ci_low=lo,
+            ci_high=hi,
+        )
+        ci_method, low, high, p_value = (
+            "Newcombe square-and-add (single attempts)",
+            lo,
+            hi,
+            mcn.p_value,
+        )
+
+    strata: list[StratumDifference] = []
+    names = sorted({s for s in (a.strata[i] for i in ia) if s is not None})
+    if names:
+        sa = np.array([a.strata[i] or "" for i in ia], dtype=object)
+        raw: list[StratumDifference] = []
+        for s in names:
+            sel = sa == s
+            sd = paired_difference(
+                va[sel],
+                vb[sel],
+                confidence=options.confidence,
+                resamples=options.resamples,
+                method=options.method,
+                seed=options.seed,
+            )
+            p = sd.p_value
+            if single:
+                fa, fb = a.first[ia][sel], b.first[ib][sel]
+                p = mcnemar_exact(int((fa & ~fb).sum()), int((~fa & fb).sum()))
+            raw.append(
+                StratumDifference(s, int(sel.sum()), sd.estimate, sd.ci_low, sd.ci_high, p, None)
+            )
+        known = [r.p_value for r in raw if r.p_value is not None]
+        adjusted = iter(holm(known).tolist()) if known else iter(())
+        strata = [
+            StratumDifference(
+                r.stratum,
+                r.tasks,
+                r.estimate,
+                r.ci_low,
+                r.ci_high,
+                r.p_value,
+                next(adjusted) if r.p_value is not None else None,
+            )
+            for r in raw
+        ]
+    if b.earlier:
+        warnings.append(
+            f"the ledger holds {b.earlier} other run(s) of this candidate system on this suite: "
+            "re-running until a gate passes measures persistence, not quality"
+        )
+
+    def side(run: _Run, spec: str, estimate: float) -> RunSide:
+        path, _ = _split_spec(spec)
+        system = next(iter(run.meta["system"]), None)
+        dataset = next(iter(run.meta["dataset_id"]), None)
+        return RunSide(
+            str(path), run.run_id, system, dataset, len(run.labels), estimate, run.earlier
+        )
+
+    return Comparison(
+        metric=options.metric,
+        tasks=len(pairs),
+        dropped_baseline_only=dropped_a,
+        dropped_candidate_only=dropped_b,
+        baseline=side(a, baseline, diff.baseline),
+        candidate=side(b, candidate, diff.candidate),
+        difference=diff,
+        ci_method=ci_method,
+        ci_low=low,
+        ci_high=high,
+        p_value=p_value,
+        mcnemar=mcn,
+        decision=_decide(low, high),
+        strata=tuple(strata),
+        warnings=tuple(warnings),
+        confidence=options.confidence,
+        resamples=options.resamples,
+        seed=options.seed,
+    )

@@ -1,0 +1,90 @@
+"""`trialbook plan` inputs: assumed variances, or estimates from a pilot ledger."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from trialbook.errors import ArgumentError
+from trialbook.ledger import read_ledger
+from trialbook.stats import PlanResult, plan_design, variance_components
+
+__all__ = ["plan_from_options"]
+
+
+def plan_from_options(
+    *,
+    tasks: int,
+    runs: int,
+    baseline: float | None,
+    effect: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    between_var: float | None = None,
+    within_var: float | None = None,
+    agreement: float | None = None,
+    pilot: Path | None = None,
+) -> PlanResult:
+    """Plan a design; a pilot ledger supplies the baseline, variance components and agreement."""
+    for name, value in (("--between-var", between_var), ("--within-var", within_var)):
+        if value is not None and not 0 <= value <= 0.25:
+            raise ArgumentError(
+                f"{name} must lie in 0..0.25 (a variance of 0/1 outcomes), got {value:g}"
+            )
+    source = None
+    if pilot is not None:
+        ledger = read_ledger(pilot)
+        run_codes = ledger.codes["run_id"]
+        firsts: list[dict[str, bool]] = []
+        comps = []
+        rates = []
+        for code in np.unique(run_codes).tolist():
+            rows = ledger.subset((run_codes == code) & ~ledger.values["oracle_leak"])
+            _, task = np.unique(rows.codes["task_id"], return_inverse=True)
+            n = np.bincount(task)
+            c = np.bincount(task, weights=rows.values["passed"]).astype(np.int64)
+            rates.append(float((c / n).mean()))
+            vc = variance_components(n, c)
+            if vc is not None:
+                comps.append(vc)
+            order = np.lexsort((rows.values["attempt_index"], task))
+            first = order[np.searchsorted(task[order], np.arange(n.size))]
+            labels = rows.labels["task_id"]
+            firsts.append(
+                {
+                    labels[t]: bool(p)
+                    for t, p in zip(
+                        rows.codes["task_id"][first].tolist(),
+                        rows.values["passed"][first].tolist(),
+                        strict=True,
+                    )
+                }
+            )
+        baseline = baseline if baseline is not None else float(np.mean(rates))
+        if between_var is None and within_var is None:
+            if not comps:
+                raise ArgumentError(
+                    f"--pilot {pilot}: needs 2+ tasks and 2+ attempts per task to estimate variances"
+                )
+            between_var = max(0.0, float(np.mean([v.between for v in comps])))
+            within_var = float(np.mean([v.within for v in comps]))
+            source = f"pilot {pilot}: {len(comps)} run(s)"
+        if agreement is None and len(firsts) >= 2:
+            shared = sorted(set(firsts[0]) & set(firsts[1]))
+            if shared:
+                agreement = float(np.mean([firsts[0][t] == firsts[1][t] for t in shared]))
+    if baseline is None:
+        raise ArgumentError("--baseline is required unless --pilot gives it")
+    return plan_design(
+        tasks=tasks,
+        runs=runs,
+        baseline=baseline,
+        effect=effect,
+        alpha=alpha,
+        power=power,
+        between_var=between_var,
+        within_var=within_var,
+        agreement=agreement,
+        variance_source=source,
+    )
