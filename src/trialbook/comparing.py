@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialbook.errors import ArgumentError, TrialbookError
-from trialbook.ledger import Ledger, read_ledger
+from trialbook.ledger import Ledger, per_task, read_ledger
 from trialbook.stats import (
     CIMethod,
     McNemarResult,
@@ -186,13 +186,8 @@ def _load(spec: str) -> _Run:
     rows = ledger.subset((ledger.codes["run_id"] == code) & ~ledger.values["oracle_leak"])
     if len(rows) == 0:
         raise TrialbookError(f"{spec}: no attempts to compare after quarantine")
-    codes, task = np.unique(rows.codes["task_id"], return_inverse=True)
-    t = codes.size
-    passed = rows.values["passed"]
-    n = np.bincount(task, minlength=t)
-    c = np.bincount(task, weights=passed, minlength=t).astype(np.int64)
-    order = np.lexsort((rows.values["attempt_index"], task))
-    first_row = order[np.searchsorted(task[order], np.arange(t))]
+    groups = per_task(rows)
+    first_row = groups.first_row
     strata_codes = rows.codes["stratum"][first_row]
     meta: dict[str, set[str]] = {}
     for name in (
@@ -213,10 +208,10 @@ def _load(spec: str) -> _Run:
     return _Run(
         rows=rows,
         run_id=run_id,
-        labels=[rows.labels["task_id"][i] for i in codes.tolist()],
-        n=n,
-        c=c,
-        first=passed[first_row].astype(bool),
+        labels=groups.labels,
+        n=groups.attempts,
+        c=groups.passes,
+        first=rows.values["passed"][first_row].astype(bool),
         strata=[rows.labels["stratum"][s] if s >= 0 else None for s in strata_codes.tolist()],
         meta=meta,
         earlier=earlier,

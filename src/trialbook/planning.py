@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from trialbook.errors import ArgumentError
-from trialbook.ledger import read_ledger
+from trialbook.ledger import per_task, read_ledger
 from trialbook.stats import PlanResult, plan_design, variance_components
 
 __all__ = ["plan_from_options"]
@@ -41,25 +41,15 @@ def plan_from_options(
         rates = []
         for code in np.unique(run_codes).tolist():
             rows = ledger.subset((run_codes == code) & ~ledger.values["oracle_leak"])
-            _, task = np.unique(rows.codes["task_id"], return_inverse=True)
-            n = np.bincount(task)
-            c = np.bincount(task, weights=rows.values["passed"]).astype(np.int64)
+            groups = per_task(rows)
+            n, c = groups.attempts, groups.passes
             rates.append(float((c / n).mean()))
             vc = variance_components(n, c)
             if vc is not None:
                 comps.append(vc)
-            order = np.lexsort((rows.values["attempt_index"], task))
-            first = order[np.searchsorted(task[order], np.arange(n.size))]
-            labels = rows.labels["task_id"]
+            first = groups.first_row
             firsts.append(
-                {
-                    labels[t]: bool(p)
-                    for t, p in zip(
-                        rows.codes["task_id"][first].tolist(),
-                        rows.values["passed"][first].tolist(),
-                        strict=True,
-                    )
-                }
+                dict(zip(groups.labels, rows.values["passed"][first].tolist(), strict=True))
             )
         baseline = baseline if baseline is not None else float(np.mean(rates))
         if between_var is None and within_var is None:

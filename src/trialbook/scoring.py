@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
-from trialbook.ledger import Ledger, read_ledger
+from trialbook.ledger import Ledger, per_task, read_ledger
 from trialbook.stats import (
     BootstrapResult,
     CIMethod,
@@ -272,16 +272,11 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             f"run {run_id!r}: no attempts left to score after quarantine and drops"
         )
 
-    task_of_row = rows.codes["task_id"]
-    codes, task = np.unique(task_of_row, return_inverse=True)
-    t = codes.size
-    labels = [task_labels[c] for c in codes.tolist()]
+    groups = per_task(rows)
+    task, labels, n, c = groups.task, groups.labels, groups.attempts, groups.passes
+    t, first_row = n.size, groups.first_row
     passed = rows.values["passed"]
-    n = np.bincount(task, minlength=t)
-    c = np.bincount(task, weights=passed, minlength=t).astype(np.int64)
     attempt = rows.values["attempt_index"]
-    order = np.lexsort((attempt, task))
-    first_row = order[np.searchsorted(task[order], np.arange(t))]
     first_pass = passed[first_row].astype(np.float64)
     timeouts = np.bincount(task, weights=rows.values["timed_out"], minlength=t).astype(np.int64)
     infra_rows = rows.codes["status"] == infra_code
@@ -328,7 +323,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             )
             strata.append(StratumScore(name, int(sel.sum()), int(n[sel].sum()), stratum_metrics))
 
-    per_task = tuple(
+    task_scores = tuple(
         TaskScore(
             task_id=label,
             stratum=strata_labels[sc] if sc >= 0 else None,
@@ -389,7 +384,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         effort=effort,
         cost=cost,
         strata=tuple(strata),
-        per_task=per_task,
+        per_task=task_scores,
         quarantined=quarantined,
         infra_errors=infra_count,
         infra_errors_dropped=options.drop_infra_errors,

@@ -2,6 +2,15 @@
 
 from trialbook.ledger._fields import FIELDS, REQUIRED, STATUSES, Field
 from trialbook.ledger._read import read_ledger
-from trialbook.ledger._table import Ledger
+from trialbook.ledger._table import Ledger, TaskGroups, per_task
 
-__all__ = ["FIELDS", "REQUIRED", "STATUSES", "Field", "Ledger", "read_ledger"]
+__all__ = [
+    "FIELDS",
+    "REQUIRED",
+    "STATUSES",
+    "Field",
+    "Ledger",
+    "TaskGroups",
+    "per_task",
+    "read_ledger",
+]

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from trialbook.errors import Problem
 from trialbook.ledger._fields import FIELDS, STATUSES
 
-__all__ = ["Ledger", "check_rules", "factorize"]
+__all__ = ["Ledger", "TaskGroups", "check_rules", "factorize", "per_task"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,36 @@ class Ledger:
         _, first = np.unique(codes, return_index=True)
         ordered = codes[np.sort(first)]
         return tuple(self.labels["run_id"][c] for c in ordered if c >= 0)
+
+
+@dataclass(frozen=True)
+class TaskGroups:
+    """The rows of a ledger grouped by task: what every per-task statistic starts from."""
+
+    labels: list[str]
+    """Task ids, in code order."""
+    task: NDArray[np.intp]
+    """For each row, the position of its task in ``labels``."""
+    attempts: NDArray[np.int64]
+    """n per task."""
+    passes: NDArray[np.int64]
+    """c per task."""
+    first_row: NDArray[np.intp]
+    """Per task, the row of its lowest attempt_index."""
+
+
+def per_task(rows: Ledger) -> TaskGroups:
+    """Group rows by task: attempts, passes and the first attempt of each task."""
+    codes, task = np.unique(rows.codes["task_id"], return_inverse=True)
+    t = codes.size
+    order = np.lexsort((rows.values["attempt_index"], task))
+    return TaskGroups(
+        labels=[rows.labels["task_id"][i] for i in codes.tolist()],
+        task=task,
+        attempts=np.bincount(task, minlength=t),
+        passes=np.bincount(task, weights=rows.values["passed"], minlength=t).astype(np.int64),
+        first_row=order[np.searchsorted(task[order], np.arange(t))],
+    )
 
 
 def factorize(items: Sequence[str | None]) -> tuple[NDArray[np.int64], tuple[str, ...]]:
