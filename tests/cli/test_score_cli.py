@@ -226,6 +226,10 @@ BAD_CASES: dict[str, tuple[Any, str]] = {
         [base_row("t1", 0, passed=True, started_at="2026-11-30T10:00:00")],
         "field 'started_at': timestamp '2026-11-30T10:00:00' has no UTC offset",
     ),
+    "empty task id": (
+        [base_row("  ", 0, passed=True)],
+        "bad.jsonl:1: field 'task_id': must not be empty",
+    ),
     "mixed run ids": (
         [base_row("t1", 0, passed=True, run_id="r"), base_row("t2", 0, passed=True)],
         "bad.jsonl:2: field 'run_id': missing while other rows name their run",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -136,7 +136,7 @@ def check_rules(ledger: Ledger) -> list[Problem]:
     task_codes = ledger.codes["task_id"]
     task_labels = ledger.labels["task_id"]
 
-    def add(rows: NDArray[np.intp], text: str | Any) -> None:
+    def add(rows: NDArray[np.intp], text: str | Callable[..., str]) -> None:
         for i in rows.tolist():
             message = text(i) if callable(text) else text
             problems.append(
@@ -169,12 +169,9 @@ def check_rules(ledger: Ledger) -> list[Problem]:
             lambda i, n=name, r=rule, c=col: f"field {n!r}: must be {r}, got {c[i]:g}",
         )
 
-    for name in ("task_id",):
-        empty = [i for i, s in enumerate(ledger.labels[name]) if not s.strip()]
-        if empty:
-            rows = np.flatnonzero(np.isin(ledger.codes[name], empty))
-            for i in rows.tolist():
-                problems.append(Problem(int(lines[i]), f"field {name!r}: must not be empty", src))
+    empty = [j for j, label in enumerate(task_labels) if not label.strip()]
+    for i in np.flatnonzero(np.isin(task_codes, empty)).tolist():
+        problems.append(Problem(int(lines[i]), "field 'task_id': must not be empty", src))
 
     passed = ledger.values["passed"]
     timed_out = ledger.values["timed_out"]
