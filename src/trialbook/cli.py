@@ -79,6 +79,39 @@ _FORMAT = click.option(
 )
 
 
+def _interval_options(fn: F) -> F:
+    """--confidence, --resamples, --seed and --ci, shared by every command that draws intervals."""
+    for option in reversed(
+        (
+            click.option(
+                "--confidence", default=0.95, show_default=True, help="Two-sided interval level."
+            ),
+            click.option(
+                "--resamples",
+                default=10_000,
+                show_default=True,
+                help="Bootstrap resamples over tasks.",
+            ),
+            click.option(
+                "--seed",
+                default=0,
+                show_default=True,
+                help="Bootstrap seed (reported with the interval).",
+            ),
+            click.option(
+                "--ci",
+                "method",
+                type=click.Choice(["percentile", "bca"]),
+                default="percentile",
+                show_default=True,
+                help="Bootstrap interval method.",
+            ),
+        )
+    ):
+        fn = option(fn)
+    return fn
+
+
 @main.command()
 @click.argument("ledger", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--run", "run_id", help="Score only this run_id (default: every run in the ledger).")
@@ -90,21 +123,7 @@ _FORMAT = click.option(
     help="Budgets for pass@k and pass^k, e.g. 1,2,5. Default: 1 and every k up to the smallest "
     "number of attempts of any task. A k above some task's attempts is an error naming them.",
 )
-@click.option("--confidence", default=0.95, show_default=True, help="Two-sided interval level.")
-@click.option(
-    "--resamples", default=10_000, show_default=True, help="Bootstrap resamples over tasks."
-)
-@click.option(
-    "--seed", default=0, show_default=True, help="Bootstrap seed (reported with the interval)."
-)
-@click.option(
-    "--ci",
-    "method",
-    type=click.Choice(["percentile", "bca"]),
-    default="percentile",
-    show_default=True,
-    help="Bootstrap interval method.",
-)
+@_interval_options
 @click.option(
     "--weights",
     type=click.Choice(["equal", "declared"]),
@@ -176,18 +195,7 @@ def _emit_score(report: Any, fmt: str) -> None:
     type=click.Choice(["fail-on-regression", "require-improvement"]),
     help="Turn the decision into the exit code: 1 on a regression, or 1 unless an improvement.",
 )
-@click.option("--confidence", default=0.95, show_default=True, help="Two-sided interval level.")
-@click.option(
-    "--resamples", default=10_000, show_default=True, help="Paired bootstrap resamples over tasks."
-)
-@click.option("--seed", default=0, show_default=True, help="Bootstrap seed.")
-@click.option(
-    "--ci",
-    "method",
-    type=click.Choice(["percentile", "bca"]),
-    default="percentile",
-    show_default=True,
-)
+@_interval_options
 @click.option(
     "--allow-different-suites",
     is_flag=True,
