@@ -309,9 +309,16 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     names = [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
     at, hat = pass_k_matrix(n, c, ks)
     values = np.hstack([at, hat])
-    metrics, boot = _metric_set(values, names, weights, options)
-    pooled, _ = _metric_set((c / n)[:, None], ["pooled"], n.astype(np.float64), options)
-    first, _ = _metric_set(first_pass[:, None], ["first"], None, options)
+    # one resample set for every figure: the metrics (task weights), the pooled attempt rate (c/n
+    # weighted by n, i.e. sum c / sum n) and the first-attempt rate (equal weights)
+    task_w = np.ones(t) if weights is None else weights
+    joint, boot = _metric_set(
+        np.column_stack([values, c / n, first_pass]),
+        [*names, "pooled", "first"],
+        np.column_stack([np.repeat(task_w[:, None], len(names), axis=1), n, np.ones(t)]),
+        options,
+    )
+    metrics = {name: joint[name] for name in names}
 
     strata: list[StratumScore] = []
     if (strata_codes >= 0).any():
@@ -376,8 +383,8 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         attempts=len(rows),
         ks=tuple(ks),
         metrics=metrics,
-        pooled_attempt_rate=pooled["pooled"],
-        first_attempt_rate=first["first"],
+        pooled_attempt_rate=joint["pooled"],
+        first_attempt_rate=joint["first"],
         bootstrap=boot,
         weights=options.weights,
         variance=variance_components(n, c),

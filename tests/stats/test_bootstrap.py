@@ -157,3 +157,22 @@ def test_invalid_arguments_name_themselves() -> None:
         task_bootstrap([1.0, np.nan])
     with pytest.raises(ArgumentError, match="weights"):
         task_bootstrap([1.0, 0.0], weights=[1.0, -1.0])
+
+
+def test_per_column_weights_make_one_draw_serve_every_figure() -> None:
+    rng = np.random.default_rng(21)
+    n = rng.integers(1, 8, size=300)
+    c = rng.binomial(n, rng.beta(2, 2, 300))
+    first = (rng.random(300) < 0.5).astype(float)
+    values = np.column_stack([c / n, c / n, first])
+    weights = np.column_stack([np.ones(300), n, np.ones(300)])
+    joint = task_bootstrap(values, weights=weights, resamples=20_000, seed=3)
+    # the n-weighted mean of c/n is the pooled attempt rate, sum c / sum n (first principles)
+    assert joint.estimate[1] == pytest.approx(c.sum() / n.sum(), abs=1e-12)
+    assert joint.estimate[0] == pytest.approx((c / n).mean(), abs=1e-12)
+    # analytic SEs per column equal the single-column computation exactly
+    assert clustered_se(values, weights)[1] == pytest.approx(clustered_se(c / n, n)[0], abs=1e-15)
+    # and each column's bootstrap distribution matches a separate bootstrap of that column alone
+    for j, w in ((0, None), (1, n), (2, None)):
+        alone = task_bootstrap(values[:, j], weights=w, resamples=20_000, seed=4)
+        assert joint.standard_error[j] == pytest.approx(alone.standard_error[0], rel=0.03)

@@ -60,6 +60,7 @@ class BootstrapResult:
 def _validate(
     values: ArrayLike, weights: ArrayLike | None
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Values as (T, M); weights as (T, 1) when shared by every column, else (T, M)."""
     v = np.asarray(values, dtype=np.float64)
     if v.ndim == 1:
         v = v[:, None]
@@ -68,20 +69,21 @@ def _validate(
     if not np.isfinite(v).all():
         raise ArgumentError("values must be finite (no NaN or infinity)")
     if weights is None:
-        w = np.ones(v.shape[0])
-    else:
-        w = np.asarray(weights, dtype=np.float64)
-        if w.shape != (v.shape[0],):
-            raise ArgumentError(f"weights must have shape ({v.shape[0]},), got {w.shape}")
-        if not np.isfinite(w).all() or (w <= 0).any():
-            raise ArgumentError("weights must be finite and > 0")
+        return v, np.ones((v.shape[0], 1))
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim == 1:
+        w = w[:, None]
+    if w.shape not in ((v.shape[0], 1), v.shape):
+        raise ArgumentError(f"weights must have shape ({v.shape[0]},) or {v.shape}, got {w.shape}")
+    if not np.isfinite(w).all() or (w <= 0).any():
+        raise ArgumentError("weights must be finite and > 0")
     return v, w
 
 
 def weighted_mean(values: ArrayLike, weights: ArrayLike | None = None) -> NDArray[np.float64]:
-    """Mean over tasks (axis 0), with optional positive weights per task."""
+    """Mean over tasks (axis 0), with optional positive weights per task (or per task and column)."""
     v, w = _validate(values, weights)
-    result: NDArray[np.float64] = (w @ v) / w.sum()
+    result: NDArray[np.float64] = (w * v).sum(axis=0) / w.sum(axis=0)
     return result
 
 
@@ -97,11 +99,9 @@ def clustered_se(values: ArrayLike, weights: ArrayLike | None = None) -> NDArray
     t = v.shape[0]
     if t < 2:
         return np.full(v.shape[1], np.nan)
-    mean = (w @ v) / w.sum()
-    resid = v - mean
-    se: NDArray[np.float64] = (
-        np.sqrt(t / (t - 1) * ((w[:, None] * resid) ** 2).sum(axis=0)) / w.sum()
-    )
+    total = w.sum(axis=0)
+    resid = v - (w * v).sum(axis=0) / total
+    se: NDArray[np.float64] = np.sqrt(t / (t - 1) * ((w * resid) ** 2).sum(axis=0)) / total
     return se
 
 
@@ -118,7 +118,8 @@ def task_bootstrap(
 
     ``values`` is (T,) or (T, M): one row per task, one column per metric; every column is resampled
     with the same draws, so intervals of different metrics are jointly consistent. ``weights`` are
-    positive per-task weights (equal by default). The draw is exact (see the module docstring) and
+    positive per-task weights (equal by default), shared by every column (T,) or given per column
+    (T, M): a ratio such as the pooled attempt rate, sum(c)/sum(n), is column c/n with weights n. The draw is exact (see the module docstring) and
     seeded: the same inputs and seed give the same interval on every machine with the same numpy.
     """
     v, w = _validate(values, weights)
@@ -132,25 +133,29 @@ def task_bootstrap(
         raise ArgumentError(f"seed must be a whole number >= 0, got {seed!r}")
 
     t, m = v.shape
-    profiles, counts = _distinct_rows(np.column_stack([v, w]))
-    pv, pw = profiles[:, :m], profiles[:, m]
-    estimate = (w @ v) / w.sum()
+    # tasks alike in values and weights are one profile; identical weight columns are kept once
+    wcols, wmap = np.unique(w, axis=1, return_inverse=True)
+    profiles, counts = _distinct_rows(np.column_stack([v, wcols]))
+    pv, pw = profiles[:, :m], profiles[:, m:][:, wmap.ravel()]
+    estimate = (w * v).sum(axis=0) / w.sum(axis=0)
     rng = np.random.default_rng(seed)
     theta = np.empty((resamples, m))
     if len(profiles) * 4 <= t:
         draw_p = counts / t
         batch = max(1, _MAX_CELLS // len(profiles))
+        pwv = pv * pw
         for start in range(0, resamples, batch):
             size = min(batch, resamples - start)
             draws = rng.multinomial(t, draw_p, size=size).astype(np.float64)
-            theta[start : start + size] = (draws @ (pv * pw[:, None])) / (draws @ pw)[:, None]
+            theta[start : start + size] = (draws @ pwv) / (draws @ pw)
     else:
-        batch = max(1, _MAX_CELLS // t)
-        wv = v * w[:, None]
+        batch = max(1, _MAX_CELLS // (t * m))
+        wv = v * w
+        wfull = np.broadcast_to(w, v.shape)
         for start in range(0, resamples, batch):
             size = min(batch, resamples - start)
             idx = rng.integers(0, t, size=(size, t))
-            theta[start : start + size] = wv[idx].sum(axis=1) / w[idx].sum(axis=1)[:, None]
+            theta[start : start + size] = wv[idx].sum(axis=1) / wfull[idx].sum(axis=1)
 
     alpha = 1.0 - confidence
     if method == "percentile":
@@ -199,10 +204,10 @@ def _bca(
     share = ((theta < estimate).sum(axis=0) + (theta <= estimate).sum(axis=0)) / (2 * b)
     z0 = ndtri(np.clip(share, 1 / (2 * b), 1 - 1 / (2 * b)))
     # jackknife over tasks: leaving out any task of one profile gives the same value
-    total_wv = counts @ (pv * pw[:, None])
+    total_wv = counts @ (pv * pw)
     total_w = counts @ pw
     with np.errstate(invalid="ignore", divide="ignore"):
-        jack = (total_wv - pv * pw[:, None]) / (total_w - pw)[:, None]
+        jack = (total_wv - pv * pw) / (total_w - pw)
     t = counts.sum()
     if t < 2:
         accel = np.zeros_like(estimate)
