@@ -134,9 +134,9 @@ def task_bootstrap(
 
     t, m = v.shape
     # tasks alike in values and weights are one profile; identical weight columns are kept once
-    wcols, wmap = np.unique(w, axis=1, return_inverse=True)
+    wcols, wmap = _distinct_columns(w)
     profiles, counts = _distinct_rows(np.column_stack([v, wcols]))
-    pv, pw = profiles[:, :m], profiles[:, m:][:, wmap.ravel()]
+    pv, pw = profiles[:, :m], profiles[:, m:][:, wmap]
     estimate = (w * v).sum(axis=0) / w.sum(axis=0)
     rng = np.random.default_rng(seed)
     theta = np.empty((resamples, m))
@@ -178,6 +178,16 @@ def task_bootstrap(
         seed=seed,
         distinct_profiles=len(profiles),
     )
+
+
+def _distinct_columns(mat: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """Distinct columns and, per column, its index among them (hashing bytes: np.unique(axis=1)
+    sorts whole columns as opaque blobs, which costs 0.6 s for 200 columns of 10,000 tasks)."""
+    index: dict[bytes, int] = {}
+    cols = np.ascontiguousarray(mat.T)
+    where = np.array([index.setdefault(col.tobytes(), len(index)) for col in cols], dtype=np.intp)
+    firsts = np.unique(where, return_index=True)[1]
+    return mat[:, firsts], where
 
 
 def _distinct_rows(mat: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
