@@ -167,7 +167,6 @@ def _pick_run(ledger: Ledger, run: str | None, spec: str) -> str:
 
 @dataclass(frozen=True)
 class _Run:
-    rows: Ledger
     run_id: str
     labels: list[str]
     n: NDArray[np.int64]
@@ -206,7 +205,6 @@ def _load(spec: str) -> _Run:
     )
     earlier = len({int(r) for r in np.unique(ledger.codes["run_id"][this]).tolist()} - {code})
     return _Run(
-        rows=rows,
         run_id=run_id,
         labels=groups.labels,
         n=groups.attempts,

@@ -5,7 +5,6 @@ from trialbook.stats._bootstrap import (
     CIMethod,
     clustered_se,
     task_bootstrap,
-    weighted_mean,
 )
 from trialbook.stats._effort import CostSummary, EffortSummary, Total, cost_summary, effort_summary
 from trialbook.stats._paired import (
@@ -47,6 +46,5 @@ __all__ = [
     "plan_design",
     "task_bootstrap",
     "variance_components",
-    "weighted_mean",
     "wilson_interval",
 ]

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialbook.errors import ArgumentError
 
-__all__ = ["BootstrapResult", "CIMethod", "clustered_se", "task_bootstrap", "weighted_mean"]
+__all__ = ["BootstrapResult", "CIMethod", "clustered_se", "task_bootstrap"]
 
 CIMethod = Literal["percentile", "bca"]
 _MAX_CELLS = 1 << 22  # resample-by-profile cells held at once (32 MiB of int64)
@@ -78,13 +78,6 @@ def _validate(
     if not np.isfinite(w).all() or (w <= 0).any():
         raise ArgumentError("weights must be finite and > 0")
     return v, w
-
-
-def weighted_mean(values: ArrayLike, weights: ArrayLike | None = None) -> NDArray[np.float64]:
-    """Mean over tasks (axis 0), with optional positive weights per task (or per task and column)."""
-    v, w = _validate(values, weights)
-    result: NDArray[np.float64] = (w * v).sum(axis=0) / w.sum(axis=0)
-    return result
 
 
 def clustered_se(values: ArrayLike, weights: ArrayLike | None = None) -> NDArray[np.float64]:
