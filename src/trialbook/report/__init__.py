@@ -8,13 +8,13 @@ from trialbook.report._compare import (
     plan_text,
     plan_to_dict,
 )
+from trialbook.report._json import to_json
 from trialbook.report._score import (
     SCORE_SCHEMA,
     render_plain,
     score_markdown,
     score_table,
     score_to_dict,
-    to_json,
 )
 
 __all__ = [

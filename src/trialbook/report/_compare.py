@@ -6,7 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from trialbook.comparing import Comparison
-from trialbook.report._score import _clean
+from trialbook.report._json import json_safe
 from trialbook.stats import PlanResult
 
 __all__ = [
@@ -58,7 +58,7 @@ def compare_to_dict(c: Comparison) -> dict[str, Any]:
         },
         "warnings": list(c.warnings),
     }
-    cleaned: dict[str, Any] = _clean(doc)
+    cleaned: dict[str, Any] = json_safe(doc)
     return cleaned
 
 
@@ -116,7 +116,7 @@ def compare_text(c: Comparison, *, markdown: bool = False) -> str:
 def plan_to_dict(p: PlanResult) -> dict[str, Any]:
     """The ``trialbook.plan/1`` document."""
     doc = {"schema": PLAN_SCHEMA, **asdict(p)}
-    cleaned: dict[str, Any] = _clean(doc)
+    cleaned: dict[str, Any] = json_safe(doc)
     return cleaned
 
 

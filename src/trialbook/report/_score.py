@@ -6,7 +6,6 @@ Renderers compute no statistics: every number comes from the report object.
 from __future__ import annotations
 
 import io
-import math
 from dataclasses import asdict
 from typing import Any
 
@@ -14,6 +13,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from trialbook.report._json import json_safe
 from trialbook.scoring import MetricEstimate, RunScore, ScoreReport
 from trialbook.stats import Total
 
@@ -23,22 +23,10 @@ __all__ = [
     "score_markdown",
     "score_table",
     "score_to_dict",
-    "to_json",
 ]
 
 SCORE_SCHEMA = "trialbook.score/1"
 SE_METHOD = "task-clustered (CR1)"
-
-
-def _clean(value: Any) -> Any:
-    """JSON-safe: NaN and infinity become null (unknown), tuples lists."""
-    if isinstance(value, float):
-        return None if math.isnan(value) or math.isinf(value) else value
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
 
 
 def _metric(m: MetricEstimate) -> dict[str, Any]:
@@ -107,22 +95,15 @@ def score_to_dict(report: ScoreReport) -> dict[str, Any]:
     for r in report.runs:
         doc = _run_dict(r)
         per_task = doc.pop("per_task")  # holds no float that could be NaN: skip the walk
-        cleaned = _clean(doc)
+        cleaned = json_safe(doc)
         cleaned["per_task"] = per_task
         runs.append(cleaned)
     return {
         "schema": SCORE_SCHEMA,
         "source": report.source,
         "runs": runs,
-        "across_runs": _clean([asdict(a) for a in report.across_runs]),
+        "across_runs": json_safe([asdict(a) for a in report.across_runs]),
     }
-
-
-def to_json(doc: dict[str, Any]) -> str:
-    """Indented JSON text (orjson: NaN would become null, keys keep their order)."""
-    import orjson
-
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode()
 
 
 _LADDER = (1, 2, 3, 4, 5, 10, 20, 50, 100, 200, 500, 1000)
@@ -219,51 +200,70 @@ def _variance_lines(run: RunScore) -> list[str]:
     ]
 
 
+def _metric_rows(run: RunScore, pooled_label: str) -> list[tuple[str, str, str, str, bool]]:
+    """(label, estimate, interval, SE, is_rate) for every metric shown and the two labelled rates."""
+
+    def row(label: str, m: MetricEstimate, rate: bool) -> tuple[str, str, str, str, bool]:
+        se = "n/a" if m.se is None else f"{100 * m.se:.1f} pp"
+        return label, _pct(m.estimate), f"{_pct(m.ci_low)} – {_pct(m.ci_high)}", se, rate
+
+    rows = [row(name, run.metrics[name], False) for name in _shown(run)[0]]
+    rows.append(row(pooled_label, run.pooled_attempt_rate, True))
+    rows.append(row("first-attempt rate", run.first_attempt_rate, True))
+    return rows
+
+
+def _strata_view(run: RunScore) -> tuple[list[str], list[tuple[str, str, list[str]]]]:
+    """Column names (pass@1 and the longest pass^k) and per stratum: name, tasks, cells."""
+    names = list(run.metrics)[:1] + [m for m in run.metrics if m.startswith("pass^")][-1:]
+    rows = [
+        (
+            s.stratum,
+            str(s.tasks),
+            [
+                f"{_pct(s.metrics[n].estimate)} ({_pct(s.metrics[n].ci_low, 0)}–{_pct(s.metrics[n].ci_high, 0)})"
+                for n in names
+            ],
+        )
+        for s in run.strata
+    ]
+    return names, rows
+
+
+def _across_lines(report: ScoreReport) -> list[str]:
+    return [
+        f"{a.system or 'system'} over {a.runs} runs: pass@1 median {_pct(a.median)}, "
+        f"5–95% band {_pct(a.p05)} – {_pct(a.p95)}"
+        for a in report.across_runs
+    ]
+
+
 def score_markdown(report: ScoreReport) -> str:
     """Markdown fit for a pull-request comment."""
     out: list[str] = [f"## trialbook score — `{report.source}`", ""]
     for run in report.runs:
         out += [f"### {_header(run)}", ""]
         out += ["| metric | estimate | interval | SE |", "|---|---:|---:|---:|"]
-        shown, ladder = _shown(run)
-        for name in shown:
-            m = run.metrics[name]
-            se = "n/a" if m.se is None else f"{100 * m.se:.1f} pp"
-            out.append(
-                f"| {name} | {_pct(m.estimate)} | {_pct(m.ci_low)} – {_pct(m.ci_high)} | {se} |"
-            )
-        for label, m in (
-            ("pooled attempt rate (attempt-level)", run.pooled_attempt_rate),
-            ("first-attempt rate", run.first_attempt_rate),
-        ):
-            se = "n/a" if m.se is None else f"{100 * m.se:.1f} pp"
-            out.append(
-                f"| {label} | {_pct(m.estimate)} | {_pct(m.ci_low)} – {_pct(m.ci_high)} | {se} |"
-            )
+        for label, est, interval, se, _ in _metric_rows(run, "pooled attempt rate (attempt-level)"):
+            out.append(f"| {label} | {est} | {interval} | {se} |")
+        ladder = _shown(run)[1]
         out += ["", f"_{_ci_line(run)}_"] + ([f"_{ladder}_"] if ladder else [])
         out += ["", "| companion figure | value |", "|---|---|"]
         out += [f"| {k} | {v} |" for k, v in _companions(run)]
         if run.strata:
-            names = list(run.metrics)[:1] + [m for m in run.metrics if m.startswith("pass^")][-1:]
+            names, rows = _strata_view(run)
             out += [
                 "",
                 "| stratum | tasks | " + " | ".join(names) + " |",
                 "|---|---:|" + "---:|" * len(names),
             ]
-            for s in run.strata:
-                cells = [
-                    f"{_pct(s.metrics[n].estimate)} ({_pct(s.metrics[n].ci_low, 0)}–{_pct(s.metrics[n].ci_high, 0)})"
-                    for n in names
-                ]
-                out.append(f"| {s.stratum} | {s.tasks} | " + " | ".join(cells) + " |")
+            out += [
+                f"| {name} | {tasks} | " + " | ".join(cells) + " |" for name, tasks, cells in rows
+            ]
         out += [""] + [f"- {line}" for line in _variance_lines(run)]
         out += [f"- note: {n}" for n in run.notes]
         out.append("")
-    for a in report.across_runs:
-        out.append(
-            f"- {a.system or 'system'} over {a.runs} runs: pass@1 median {_pct(a.median)}, "
-            f"5–95% band {_pct(a.p05)} – {_pct(a.p95)}"
-        )
+    out += [f"- {line}" for line in _across_lines(report)]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -276,23 +276,10 @@ def score_table(report: ScoreReport) -> Group:
         table.add_column("estimate", justify="right")
         table.add_column("interval", justify="right")
         table.add_column("SE", justify="right")
-        shown, ladder = _shown(run)
-        for name in shown:
-            m = run.metrics[name]
-            se = "n/a" if m.se is None else f"{100 * m.se:.1f} pp"
-            table.add_row(name, _pct(m.estimate), f"{_pct(m.ci_low)} – {_pct(m.ci_high)}", se)
-        for label, m in (
-            ("pooled attempt rate", run.pooled_attempt_rate),
-            ("first-attempt rate", run.first_attempt_rate),
-        ):
-            se = "n/a" if m.se is None else f"{100 * m.se:.1f} pp"
-            table.add_row(
-                Text(label, style="dim"),
-                _pct(m.estimate),
-                f"{_pct(m.ci_low)} – {_pct(m.ci_high)}",
-                se,
-            )
+        for label, est, interval, se, rate in _metric_rows(run, "pooled attempt rate"):
+            table.add_row(Text(label, style="dim") if rate else label, est, interval, se)
         parts += [table, Text(_ci_line(run), style="dim")]
+        ladder = _shown(run)[1]
         if ladder:
             parts.append(Text(ladder, style="dim"))
         comp = Table(show_header=False, show_edge=False, box=None, padding=(0, 2))
@@ -302,32 +289,19 @@ def score_table(report: ScoreReport) -> Group:
             comp.add_row(k, v)
         parts.append(comp)
         if run.strata:
+            names, rows = _strata_view(run)
             st = Table(title="by stratum", title_justify="left", show_edge=False)
             st.add_column("stratum")
             st.add_column("tasks", justify="right")
-            names = list(run.metrics)[:1] + [m for m in run.metrics if m.startswith("pass^")][-1:]
             for name in names:
                 st.add_column(name, justify="right")
-            for s in run.strata:
-                st.add_row(
-                    s.stratum,
-                    str(s.tasks),
-                    *(
-                        f"{_pct(s.metrics[n].estimate)} ({_pct(s.metrics[n].ci_low, 0)}–{_pct(s.metrics[n].ci_high, 0)})"
-                        for n in names
-                    ),
-                )
+            for name, tasks, cells in rows:
+                st.add_row(name, tasks, *cells)
             parts.append(st)
         parts += [Text(line) for line in _variance_lines(run)]
         parts += [Text(f"note: {n}", style="yellow") for n in run.notes]
         parts.append(Text(""))
-    for a in report.across_runs:
-        parts.append(
-            Text(
-                f"{a.system or 'system'} over {a.runs} runs: pass@1 median {_pct(a.median)}, "
-                f"5–95% band {_pct(a.p05)} – {_pct(a.p95)}"
-            )
-        )
+    parts += [Text(line) for line in _across_lines(report)]
     return Group(*parts)
 
 
