@@ -198,12 +198,15 @@ def _load(spec: str) -> _Run:
         "sandbox",
     ):
         meta[name] = {rows.labels[name][i] for i in np.unique(rows.codes[name]).tolist() if i >= 0}
-    # runs of the same system on the same suite in this ledger, other than this one
-    sys_codes = ledger.codes["system"]
-    this = (sys_codes == rows.codes["system"][0]) & (
-        ledger.codes["dataset_id"] == rows.codes["dataset_id"][0]
-    )
-    earlier = len({int(r) for r in np.unique(ledger.codes["run_id"][this]).tolist()} - {code})
+    # runs of the same system on the same suite in this ledger, other than this one; a run that
+    # records no system cannot be matched to others (unknown is not "the same")
+    earlier = 0
+    system_code = int(rows.codes["system"][0])
+    if system_code >= 0:
+        same = (ledger.codes["system"] == system_code) & (
+            ledger.codes["dataset_id"] == rows.codes["dataset_id"][0]
+        )
+        earlier = len(set(np.unique(ledger.codes["run_id"][same]).tolist()) - {code})
     return _Run(
         run_id=run_id,
         labels=groups.labels,

@@ -147,6 +147,11 @@ def test_runs_inside_one_ledger_and_dropped_tasks(tmp_path: Path) -> None:
     assert doc["tasks"] == 2
     assert doc["dropped"] == {"baseline_only": 1, "candidate_only": 0}
     assert any("other run(s) of this candidate system" in w for w in doc["warnings"])
+    # without a recorded system, runs cannot be matched: no re-run is claimed
+    bare = [{k: v for k, v in r.items() if k != "system"} for r in rows]
+    path = write_jsonl(tmp_path / "bare.jsonl", bare)
+    doc = json.loads(invoke("compare", f"{path}:r1", f"{path}:r2", "--format", "json").output)
+    assert doc["candidate"]["earlier_runs"] == 0
 
 
 def test_plan_json_contract() -> None:
