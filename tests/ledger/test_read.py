@@ -105,3 +105,24 @@ def test_blank_lines_keep_true_line_numbers(tmp_path: Path) -> None:
     with pytest.raises(LedgerError) as info:
         read_ledger(path)
     assert info.value.details[0].line == 4
+
+
+def test_fields_first_seen_after_the_sample_are_inferred_then_checked(tmp_path: Path) -> None:
+    # the fast path declares the keys of the first 64 KiB; later keys are inferred by arrow and
+    # must still come out typed exactly as the precise path types them
+    rows = [base_row(f"t{i}", 0, passed=i % 2 == 0) for i in range(2000)]
+    rows += [base_row("late-int", 0, passed=True, cost=2, tool_calls=3, error="x")]
+    rows += [base_row("late-float", 0, passed=False, cost=0.5)]
+    path = write_jsonl(tmp_path / "late.jsonl", rows)
+    assert path.stat().st_size > 1 << 16
+    fast = _read_jsonl_fast(path)
+    assert fast is not None
+    _same(fast, _from_rows(path, _rows_jsonl(path)))
+    assert np.nansum(fast.values["cost"]) == 2.5
+    # a whole number where an int belongs is fine; 1.5 where an int belongs is not
+    bad = write_jsonl(
+        tmp_path / "late-bad.jsonl", [*rows, base_row("z", 0, passed=True, tool_calls=1.5)]
+    )
+    assert _read_jsonl_fast(bad) is None
+    with pytest.raises(LedgerError, match=r"field 'tool_calls': expected a whole number, got 1\.5"):
+        read_ledger(bad)
