@@ -1,7 +1,7 @@
-"""The only code that touches ledger files: reading, validating and (later) storing attempts."""
+"""The only code that touches ledgers: reading, validating, storing (SQLite) and writing attempts."""
 
 from trialbook.ledger._fields import FIELDS, REQUIRED, STATUSES, Field
-from trialbook.ledger._read import read_ledger
+from trialbook.ledger._read import ledger_from_rows, ledger_rows, read_ledger
 from trialbook.ledger._table import Ledger, TaskGroups, per_task
 
 __all__ = [
@@ -11,6 +11,8 @@ __all__ = [
     "Field",
     "Ledger",
     "TaskGroups",
+    "ledger_from_rows",
+    "ledger_rows",
     "per_task",
     "read_ledger",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,35 +23,83 @@ from trialbook.errors import LedgerError, Problem
 from trialbook.ledger._fields import FIELD_BY_NAME, FIELDS, Field
 from trialbook.ledger._table import Ledger, check_rules, factorize
 
-__all__ = ["read_ledger"]
+__all__ = ["ledger_from_rows", "ledger_rows", "read_ledger"]
 
 _TRUE = {"true", "1"}
 _FALSE = {"false", "0"}
 
 
-def read_ledger(path: str | Path) -> Ledger:
-    """Read and validate a ledger file (``.jsonl`` or ``.csv``).
+def read_ledger(path: str | Path, *, default_run: str | None = None) -> Ledger:
+    """Read and validate a ledger (``.db``, ``.jsonl`` or ``.csv``).
 
     Raises :class:`LedgerError` listing every problem (line, task, field) when any row breaks a rule;
     nothing from an invalid ledger is returned. A file without ``run_id`` is one run, named after the
-    file's stem.
+    file's stem (or ``default_run``). A ``.db`` file is the SQLite store; it is opened read-only and never migrated here.
     """
     p = Path(path)
     suffix = p.suffix.lower()
-    if suffix not in (".jsonl", ".csv"):
+    if suffix not in (".db", ".jsonl", ".csv"):
         raise LedgerError(
-            [Problem(0, f"unsupported ledger type {p.suffix!r}: use .jsonl or .csv", str(p))]
+            [Problem(0, f"unsupported ledger type {p.suffix!r}: use .db, .jsonl or .csv", str(p))]
         )
     if not p.is_file():
         raise LedgerError([Problem(0, "no such file", str(p))])
+    if suffix == ".db":
+        from trialbook.ledger._store import read_store
+
+        return read_store(p)
     if suffix == ".jsonl":
-        fast = _read_jsonl_fast(p)
+        fast = _read_jsonl_fast(p, default_run or p.stem)
         if fast is not None:
             return fast
         rows = _rows_jsonl(p)
     else:
         rows = _rows_csv(p)
-    return _from_rows(p, rows)
+    return _from_rows(str(p), rows, from_csv=suffix == ".csv", default_run=default_run or p.stem)
+
+
+def ledger_from_rows(
+    rows: Iterable[Mapping[str, object]], source: str, default_run: str | None = None
+) -> Ledger:
+    """Validate rows of Python values (JSON types: ``1`` is not a boolean) into a :class:`Ledger`.
+
+    Row ``i`` is reported as line ``i + 1`` of ``source``. Raises :class:`LedgerError`.
+    """
+    return _from_rows(
+        source,
+        ((i, dict(row)) for i, row in enumerate(rows, 1)),
+        from_csv=False,
+        default_run=default_run,
+    )
+
+
+def ledger_rows(ledger: Ledger) -> Iterator[dict[str, object]]:
+    """The rows of a ledger as dicts of Python values of each field's kind; unrecorded fields are None.
+
+    The inverse of :func:`ledger_from_rows`: optional integers come back as ``int``, flags as ``bool``,
+    and "not recorded" stays None (never 0).
+    """
+    columns: list[tuple[str, str, list[Any]]] = []
+    for f in FIELDS:
+        if f.kind in ("str", "time"):
+            columns.append((f.name, "text", ledger.text(f.name).tolist()))
+        else:
+            columns.append((f.name, f.kind, ledger.values[f.name].tolist()))
+    for i in range(len(ledger)):
+        row: dict[str, object] = {}
+        for name, kind, col in columns:
+            v = col[i]
+            if kind == "text" or v is None:
+                row[name] = v
+            elif isinstance(v, float) and math.isnan(v):
+                row[name] = None
+            elif kind == "int":
+                row[name] = int(v)
+            elif kind == "bool":
+                row[name] = bool(v)
+            else:
+                row[name] = float(v)
+        yield row
 
 
 # --------------------------------------------------------------------------- fast path (pyarrow)
@@ -83,7 +131,7 @@ def _keys_seen(path: Path, limit: int = 1 << 16) -> set[str]:
     return keys
 
 
-def _read_jsonl_fast(path: Path) -> Ledger | None:
+def _read_jsonl_fast(path: Path, default_run: str) -> Ledger | None:
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.json as pj
@@ -142,14 +190,15 @@ def _read_jsonl_fast(path: Path) -> Ledger | None:
         else:
             values[f.name] = pc.fill_null(pc.cast(col, pa.float64()), math.nan).to_numpy()
     del table, col  # the numpy columns are all that is kept
-    ledger = _finish(path, np.arange(1, rows + 1, dtype=np.int64), values, codes, labels)
+    ledger = _finish(str(path), default_run, np.arange(1, rows + 1), values, codes, labels)
     if check_rules(ledger):
         return None
     return ledger
 
 
 def _finish(
-    path: Path,
+    source: str,
+    default_run: str | None,
     lines: Any,
     values: dict[str, Any],
     codes: dict[str, Any],
@@ -157,10 +206,12 @@ def _finish(
 ) -> Ledger:
     # A file without run_id is one run, named after the file.
     run = codes["run_id"]
-    if run.size and (run < 0).all():
+    if default_run is not None and run.size and (run < 0).all():
         codes["run_id"] = np.zeros_like(run)
-        labels["run_id"] = (path.stem,)
-    return Ledger(source=str(path), lines=lines, values=values, codes=codes, labels=labels)
+        labels["run_id"] = (default_run,)
+    return Ledger(
+        source=source, lines=lines.astype(np.int64), values=values, codes=codes, labels=labels
+    )
 
 
 # --------------------------------------------------------------------------- precise path
@@ -279,9 +330,9 @@ def _rows_csv(path: Path) -> Iterator[_Row]:
             yield Problem(reader.line_num, f"not valid CSV: {exc}", src)
 
 
-def _from_rows(path: Path, rows: Iterator[_Row]) -> Ledger:
-    src = str(path)
-    from_csv = path.suffix.lower() == ".csv"
+def _from_rows(
+    src: str, rows: Iterable[_Row], *, from_csv: bool, default_run: str | None
+) -> Ledger:
     problems: list[Problem] = []
     unknown_reported: set[str] = set()
     lines: list[int] = []
@@ -346,7 +397,7 @@ def _from_rows(path: Path, rows: Iterator[_Row]) -> Ledger:
             values[f.name] = np.array(col, dtype=dtype)
         else:
             values[f.name] = np.array([math.nan if v is None else float(v) for v in col])  # type: ignore[arg-type]
-    ledger = _finish(path, np.array(lines, dtype=np.int64), values, codes, labels)
+    ledger = _finish(src, default_run, np.array(lines, dtype=np.int64), values, codes, labels)
     problems = check_rules(ledger)
     if problems:
         raise LedgerError(problems)

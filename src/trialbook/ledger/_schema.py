@@ -1,0 +1,125 @@
+"""The ledger's SQL schema as a list of migrations. Frozen: never edit a released migration, add one.
+
+Each migration runs inside one transaction with the others it is applied with; the store records each
+in the ``migrations`` table and sets ``PRAGMA user_version``. A test checks that the columns of
+``attempts`` after the last migration are exactly the fields of :data:`trialbook.ledger.FIELDS`, so a
+new ledger field cannot be added without a migration.
+
+Every table is append-only: its triggers abort any UPDATE or DELETE.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+
+# Schema 1: runs and attempts (every field of BRIEF "The ledger", typed by CHECK constraints, so the
+# file stays sound whatever writes to it).
+_V1 = """
+CREATE TABLE migrations (
+    version INTEGER PRIMARY KEY,
+    description TEXT NOT NULL,
+    applied_at TEXT NOT NULL
+);
+CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY CHECK (typeof(run_id) = 'text' AND length(run_id) > 0),
+    system TEXT,
+    dataset_id TEXT,
+    suite_path TEXT,
+    k_budget INTEGER CHECK (k_budget IS NULL OR k_budget >= 1),
+    timeout_s REAL CHECK (timeout_s IS NULL OR timeout_s > 0),
+    temperature REAL,
+    seeds TEXT,
+    model_version TEXT,
+    grader_version TEXT,
+    harness_version TEXT,
+    sandbox TEXT,
+    started_at TEXT NOT NULL,
+    rerun_reason TEXT,
+    origin TEXT
+);
+CREATE TABLE attempts (
+    id INTEGER PRIMARY KEY,
+    "run_id" TEXT NOT NULL REFERENCES runs(run_id),
+    "task_id" TEXT NOT NULL CHECK ("task_id" IS NULL OR (typeof("task_id") = 'text')),
+    "attempt_index" INTEGER NOT NULL CHECK ("attempt_index" IS NULL OR (typeof("attempt_index") = 'integer' AND "attempt_index" >= 0)),
+    "k_budget" INTEGER NOT NULL CHECK ("k_budget" IS NULL OR (typeof("k_budget") = 'integer' AND "k_budget" >= 1)),
+    "timeout_s" REAL NOT NULL CHECK ("timeout_s" IS NULL OR (typeof("timeout_s") IN ('real', 'integer') AND "timeout_s" > 0)),
+    "elapsed_s" REAL NOT NULL CHECK ("elapsed_s" IS NULL OR (typeof("elapsed_s") IN ('real', 'integer') AND "elapsed_s" >= 0)),
+    "passed" INTEGER NOT NULL CHECK ("passed" IS NULL OR ("passed" IN (0, 1))),
+    "timed_out" INTEGER NOT NULL CHECK ("timed_out" IS NULL OR ("timed_out" IN (0, 1))),
+    "helper_calls" INTEGER NOT NULL CHECK ("helper_calls" IS NULL OR (typeof("helper_calls") = 'integer' AND "helper_calls" >= 0)),
+    "oracle_leak" INTEGER NOT NULL CHECK ("oracle_leak" IS NULL OR ("oracle_leak" IN (0, 1))),
+    "system" TEXT CHECK ("system" IS NULL OR (typeof("system") = 'text')),
+    "dataset_id" TEXT CHECK ("dataset_id" IS NULL OR (typeof("dataset_id") = 'text')),
+    "status" TEXT CHECK ("status" IS NULL OR (typeof("status") = 'text')),
+    "score" REAL CHECK ("score" IS NULL OR (typeof("score") IN ('real', 'integer') AND "score" >= 0 AND "score" <= 1)),
+    "error" TEXT CHECK ("error" IS NULL OR (typeof("error") = 'text')),
+    "stratum" TEXT CHECK ("stratum" IS NULL OR (typeof("stratum") = 'text')),
+    "weight" REAL CHECK ("weight" IS NULL OR (typeof("weight") IN ('real', 'integer') AND "weight" > 0)),
+    "seed" INTEGER CHECK ("seed" IS NULL OR (typeof("seed") = 'integer')),
+    "temperature" REAL CHECK ("temperature" IS NULL OR (typeof("temperature") IN ('real', 'integer') AND "temperature" >= 0)),
+    "fixture_hash" TEXT CHECK ("fixture_hash" IS NULL OR (typeof("fixture_hash") = 'text')),
+    "cache_hit" INTEGER CHECK ("cache_hit" IS NULL OR ("cache_hit" IN (0, 1))),
+    "tokens_in" INTEGER CHECK ("tokens_in" IS NULL OR (typeof("tokens_in") = 'integer' AND "tokens_in" >= 0)),
+    "tokens_out" INTEGER CHECK ("tokens_out" IS NULL OR (typeof("tokens_out") = 'integer' AND "tokens_out" >= 0)),
+    "tool_calls" INTEGER CHECK ("tool_calls" IS NULL OR (typeof("tool_calls") = 'integer' AND "tool_calls" >= 0)),
+    "cost" REAL CHECK ("cost" IS NULL OR (typeof("cost") IN ('real', 'integer') AND "cost" >= 0)),
+    "model_version" TEXT CHECK ("model_version" IS NULL OR (typeof("model_version") = 'text')),
+    "grader_version" TEXT CHECK ("grader_version" IS NULL OR (typeof("grader_version") = 'text')),
+    "harness_version" TEXT CHECK ("harness_version" IS NULL OR (typeof("harness_version") = 'text')),
+    "sandbox" TEXT CHECK ("sandbox" IS NULL OR (typeof("sandbox") = 'text')),
+    "started_at" TEXT CHECK ("started_at" IS NULL OR (typeof("started_at") = 'text')),
+    "finished_at" TEXT CHECK ("finished_at" IS NULL OR (typeof("finished_at") = 'text')),
+    "transcript" TEXT CHECK ("transcript" IS NULL OR (typeof("transcript") = 'text')),
+    "selected" INTEGER CHECK ("selected" IS NULL OR ("selected" IN (0, 1))),
+    UNIQUE (run_id, task_id, attempt_index)
+);
+
+CREATE TRIGGER attempts_no_update BEFORE UPDATE ON attempts
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempts rows are never updated'); END;
+CREATE TRIGGER attempts_no_delete BEFORE DELETE ON attempts
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempts rows are never deleted'); END;
+
+CREATE TRIGGER runs_no_update BEFORE UPDATE ON runs
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: runs rows are never updated'); END;
+CREATE TRIGGER runs_no_delete BEFORE DELETE ON runs
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: runs rows are never deleted'); END;
+"""
+
+# Schema 2: a run's life as append-only events (no status column to overwrite) and start markers,
+# so an attempt cut off by a killed harness stays visible as a start without a row.
+_V2 = """
+CREATE TABLE run_events (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    event TEXT NOT NULL CHECK (event IN ('started', 'resumed', 'finished', 'interrupted')),
+    at TEXT NOT NULL,
+    detail TEXT
+);
+CREATE TABLE attempt_starts (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    task_id TEXT NOT NULL,
+    attempt_index INTEGER NOT NULL,
+    started_at TEXT NOT NULL
+);
+CREATE INDEX attempt_starts_key ON attempt_starts (run_id, task_id, attempt_index);
+INSERT INTO run_events (run_id, event, at, detail)
+    SELECT run_id, 'started', started_at, 'recorded by migration 2' FROM runs;
+
+CREATE TRIGGER run_events_no_update BEFORE UPDATE ON run_events
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: run_events rows are never updated'); END;
+CREATE TRIGGER run_events_no_delete BEFORE DELETE ON run_events
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: run_events rows are never deleted'); END;
+
+CREATE TRIGGER attempt_starts_no_update BEFORE UPDATE ON attempt_starts
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempt_starts rows are never updated'); END;
+CREATE TRIGGER attempt_starts_no_delete BEFORE DELETE ON attempt_starts
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempt_starts rows are never deleted'); END;
+"""
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (1, "runs and attempts", _V1),
+    (2, "run events and attempt start markers", _V2),
+)
+SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -1,0 +1,518 @@
+"""The SQLite ledger store: embedded, transactional, append-only (BRIEF "The ledger", seed 004).
+
+One file holds many runs. Every table is append-only: triggers abort any UPDATE or DELETE, and this
+module has no code path that issues one. A run's progress (started, resumed, finished, interrupted)
+is a sequence of events, not a status column that gets overwritten; an attempt that was started but
+never finished (the harness was killed) stays visible as a start marker without a row.
+
+Concurrency: WAL journal, a busy timeout, and every write a short ``BEGIN IMMEDIATE`` transaction, so
+several processes may append to one ledger and a reader never sees half of a transaction. The schema
+carries a version (``PRAGMA user_version``); migrations run in one transaction and are recorded in the
+``migrations`` table.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trialbook.errors import LedgerError, Problem
+from trialbook.ledger._fields import FIELDS
+from trialbook.ledger._read import ledger_from_rows, ledger_rows
+from trialbook.ledger._schema import MIGRATIONS, SCHEMA_VERSION
+from trialbook.ledger._table import Ledger, check_rules, factorize
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "LedgerStore",
+    "RunRecord",
+    "import_files",
+    "read_store",
+]
+
+BUSY_TIMEOUT_MS = 60_000
+RUN_EVENTS = ("started", "resumed", "finished", "interrupted")
+
+
+_ATTEMPT_COLUMNS = [f for f in FIELDS if f.name != "run_id"]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What is pinned about a run before its first attempt (seed 004), plus how it came to be."""
+
+    run_id: str
+    system: str | None = None
+    dataset_id: str | None = None
+    suite_path: str | None = None
+    k_budget: int | None = None
+    timeout_s: float | None = None
+    temperature: float | None = None
+    seeds: tuple[int, ...] | None = None
+    model_version: str | None = None
+    grader_version: str | None = None
+    harness_version: str | None = None
+    sandbox: str | None = None
+    started_at: str = ""
+    rerun_reason: str | None = None
+    """Why this run repeats an earlier one (a deliberate re-run is a new run, never an overwrite)."""
+    origin: str | None = None
+    """``trialbook run``, or ``import FILE``."""
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """A run as its events describe it."""
+
+    record: RunRecord
+    status: str
+    """The latest event: started, resumed, finished or interrupted."""
+    finished_at: str | None
+    attempts: int
+    starts: int
+
+    @property
+    def cut_off(self) -> int:
+        """Attempts that were started and never finished (the harness died); each was re-run or is
+        still missing."""
+        return self.starts - self.attempts if self.starts else 0
+
+
+def now() -> str:
+    """The current time as ISO 8601 with a UTC offset (the ledger's time format)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
+    if readonly:
+        uri = path.resolve().as_uri() + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    else:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+class LedgerStore:
+    """An open SQLite ledger. Use as a context manager; every write is its own short transaction."""
+
+    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
+        self.path = Path(path)
+        if readonly and not self.path.is_file():
+            raise LedgerError([Problem(0, "no such file", str(self.path))])
+        try:
+            self._conn = _connect(self.path, readonly)
+            version = self._version()
+            if version > SCHEMA_VERSION:
+                raise LedgerError(
+                    [
+                        Problem(
+                            0,
+                            f"ledger schema {version} is newer than this trialbook knows "
+                            f"({SCHEMA_VERSION}): upgrade trialbook",
+                            str(self.path),
+                        )
+                    ]
+                )
+            if readonly:
+                if version < 1:
+                    raise LedgerError([Problem(0, "not a trialbook ledger", str(self.path))])
+            else:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._migrate()
+            self.readonly = readonly
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(
+                [Problem(0, f"not a usable SQLite ledger: {exc}", str(self.path))]
+            ) from None
+
+    # ------------------------------------------------------------------ schema
+
+    def _version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        if self._version() == SCHEMA_VERSION:
+            return
+        with self._write():
+            version = self._version()  # re-read under the write lock: another process may have won
+            for number, description, sql in MIGRATIONS:
+                if number <= version:
+                    continue
+                for statement in _statements(sql):
+                    self._conn.execute(statement)
+                self._conn.execute(
+                    "INSERT INTO migrations (version, description, applied_at) VALUES (?, ?, ?)",
+                    (number, description, now()),
+                )
+                self._conn.execute(f"PRAGMA user_version = {number}")
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version of the open file."""
+        return self._version()
+
+    def migrations(self) -> list[tuple[int, str, str]]:
+        """Recorded migrations: (version, description, applied_at)."""
+        return [
+            (int(v), str(d), str(a))
+            for v, d, a in self._conn.execute(
+                "SELECT version, description, applied_at FROM migrations ORDER BY version"
+            )
+        ]
+
+    # ------------------------------------------------------------------ writing
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One short transaction that takes the write lock at once (no lock upgrade, no deadlock)."""
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        else:
+            self._conn.execute("COMMIT")
+
+    def create_run(self, run: RunRecord) -> None:
+        """Record a new run and its 'started' event. A run id that exists is an error: a deliberate
+        re-run is a new run with a reason, never a reuse."""
+        values = _run_values(run)
+        names = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        try:
+            with self._write() as conn:
+                conn.execute(f"INSERT INTO runs ({names}) VALUES ({marks})", list(values.values()))
+                conn.execute(
+                    "INSERT INTO run_events (run_id, event, at) VALUES (?, 'started', ?)",
+                    (run.run_id, values["started_at"]),
+                )
+        except sqlite3.IntegrityError:
+            raise LedgerError(
+                [Problem(0, f"run {run.run_id!r} already exists in this ledger", str(self.path))]
+            ) from None
+
+    def record_event(
+        self, run_id: str, event: str, detail: Mapping[str, object] | None = None
+    ) -> None:
+        """Append an event (resumed, finished, interrupted) to a run's history."""
+        if event not in RUN_EVENTS:
+            raise ValueError(f"unknown run event {event!r}")
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO run_events (run_id, event, at, detail) VALUES (?, ?, ?, ?)",
+                (run_id, event, now(), None if detail is None else json.dumps(detail)),
+            )
+
+    def record_start(self, run_id: str, task_id: str, attempt_index: int) -> int:
+        """Mark an attempt as started; returns the marker's id (unique per start)."""
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT INTO attempt_starts (run_id, task_id, attempt_index, started_at) "
+                "VALUES (?, ?, ?, ?)",
+                (run_id, task_id, attempt_index, now()),
+            )
+            return int(cur.lastrowid or 0)
+
+    def append(self, rows: Sequence[Mapping[str, object]], source: str = "rows") -> int:
+        """Validate and append attempts of existing runs in one transaction: all of them or none.
+
+        The rows must obey every rule of a ledger file, and together with the rows already stored:
+        no duplicate ``(run_id, task_id, attempt_index)`` and one ``k_budget`` per run. Raises
+        :class:`LedgerError` naming the rows; nothing is written then.
+        """
+        incoming = ledger_from_rows(rows, source)
+        with self._write() as conn:
+            return self._insert(conn, incoming, origin=None)
+
+    def import_ledgers(self, ledgers: Sequence[Ledger]) -> int:
+        """Append validated ledgers (e.g. read from files) in one transaction, creating each run
+        the store lacks from what its rows agree on. All files or none."""
+        with self._write() as conn:
+            return sum(
+                self._insert(conn, ledger, origin=f"import {ledger.source}") for ledger in ledgers
+            )
+
+    def _insert(self, conn: sqlite3.Connection, incoming: Ledger, origin: str | None) -> int:
+        source = incoming.source
+        problems = [
+            Problem(int(incoming.lines[i]), "field 'run_id': required in a .db ledger", source)
+            for i in np.flatnonzero(incoming.codes["run_id"] < 0).tolist()
+        ]
+        if problems:
+            raise LedgerError(problems)
+        known = {r for (r,) in conn.execute("SELECT run_id FROM runs")}
+        for run in incoming.run_ids:
+            if run in known:
+                continue
+            if origin is None:
+                problems.append(
+                    Problem(0, f"run {run!r} is not in the ledger: create it first", source)
+                )
+                continue
+            record = _record_from_rows(incoming, run, origin)
+            values = _run_values(record)
+            conn.execute(
+                f"INSERT INTO runs ({', '.join(values)}) VALUES ({', '.join('?' for _ in values)})",
+                list(values.values()),
+            )
+            conn.execute(
+                "INSERT INTO run_events (run_id, event, at, detail) VALUES (?, 'started', ?, ?)",
+                (run, values["started_at"], json.dumps({"origin": origin})),
+            )
+        if problems:
+            raise LedgerError(problems)
+        problems += self._conflicts(conn, incoming, source)
+        if problems:
+            raise LedgerError(problems)
+        columns = ["run_id", *(f.name for f in _ATTEMPT_COLUMNS)]
+        quoted = ", ".join(f'"{c}"' for c in columns)
+        marks = ", ".join("?" for _ in columns)
+        conn.executemany(
+            f"INSERT INTO attempts ({quoted}) VALUES ({marks})",
+            ([row[c] for c in columns] for row in ledger_rows(incoming)),
+        )
+        return len(incoming)
+
+    def _conflicts(self, conn: sqlite3.Connection, incoming: Ledger, source: str) -> list[Problem]:
+        problems: list[Problem] = []
+        runs = incoming.text("run_id")
+        tasks = incoming.text("task_id")
+        index = incoming.values["attempt_index"]
+        budget = incoming.values["k_budget"]
+        for run in incoming.run_ids:
+            stored = {
+                (t, int(a))
+                for t, a in conn.execute(
+                    "SELECT task_id, attempt_index FROM attempts WHERE run_id = ?", (run,)
+                )
+            }
+            ks = {
+                int(k)
+                for (k,) in conn.execute(
+                    "SELECT DISTINCT k_budget FROM attempts WHERE run_id = ?", (run,)
+                )
+            }
+            pinned = conn.execute("SELECT k_budget FROM runs WHERE run_id = ?", (run,)).fetchone()
+            if pinned and pinned[0] is not None:
+                ks.add(int(pinned[0]))
+            for i in np.flatnonzero(runs == run).tolist():
+                where = int(incoming.lines[i])
+                task = tasks[i]
+                if (task, int(index[i])) in stored:
+                    problems.append(
+                        Problem(
+                            where,
+                            f"task {task!r}: attempt {int(index[i])} of run {run!r} is already "
+                            "in the ledger (rows are never overwritten)",
+                            source,
+                        )
+                    )
+                if ks and int(budget[i]) not in ks:
+                    problems.append(
+                        Problem(
+                            where,
+                            f"task {task!r}: field 'k_budget': {int(budget[i])} differs from run "
+                            f"{run!r}'s k_budget {min(ks)}",
+                            source,
+                        )
+                    )
+        return problems
+
+    # ------------------------------------------------------------------ reading
+
+    def runs(self) -> list[RunStatus]:
+        """Every run with its latest event and attempt counts, in order of creation."""
+        out: list[RunStatus] = []
+        names = [f.name for f in fields(RunRecord)]
+        rows = self._conn.execute(f"SELECT {', '.join(names)} FROM runs ORDER BY rowid").fetchall()
+        for row in rows:
+            data = dict(zip(names, row, strict=True))
+            seeds = data.pop("seeds")
+            record = RunRecord(**data, seeds=None if seeds is None else tuple(json.loads(seeds)))
+            last = self._conn.execute(
+                "SELECT event, at FROM run_events WHERE run_id = ? ORDER BY id DESC LIMIT 1",
+                (record.run_id,),
+            ).fetchone()
+            (attempts,) = self._conn.execute(
+                "SELECT count(*) FROM attempts WHERE run_id = ?", (record.run_id,)
+            ).fetchone()
+            (starts,) = self._conn.execute(
+                "SELECT count(*) FROM attempt_starts WHERE run_id = ?", (record.run_id,)
+            ).fetchone()
+            status = last[0] if last else "started"
+            out.append(
+                RunStatus(
+                    record=record,
+                    status=status,
+                    finished_at=last[1] if last and status == "finished" else None,
+                    attempts=int(attempts),
+                    starts=int(starts),
+                )
+            )
+        return out
+
+    def run(self, run_id: str) -> RunStatus | None:
+        """One run, or None."""
+        return next((r for r in self.runs() if r.record.run_id == run_id), None)
+
+    def finished(self, run_id: str) -> set[tuple[str, int]]:
+        """(task_id, attempt_index) of every attempt of the run that has its row."""
+        return {
+            (str(t), int(a))
+            for t, a in self._conn.execute(
+                "SELECT task_id, attempt_index FROM attempts WHERE run_id = ?", (run_id,)
+            )
+        }
+
+    def unfinished_starts(self, run_id: str) -> list[tuple[str, int]]:
+        """Attempts started and never finished (no row): the harness was cut off during them."""
+        return [
+            (str(t), int(a))
+            for t, a in self._conn.execute(
+                "SELECT DISTINCT s.task_id, s.attempt_index FROM attempt_starts s "
+                "LEFT JOIN attempts a ON a.run_id = s.run_id AND a.task_id = s.task_id "
+                "AND a.attempt_index = s.attempt_index WHERE s.run_id = ? AND a.id IS NULL",
+                (run_id,),
+            )
+        ]
+
+    def read(self, run_id: str | None = None) -> Ledger:
+        """The attempts (of one run, or all) as a validated :class:`Ledger`; line = row id."""
+        columns = ["id", "run_id", *(f.name for f in _ATTEMPT_COLUMNS)]
+        quoted = ", ".join(f'"{c}"' for c in columns)
+        sql = f"SELECT {quoted} FROM attempts"
+        args: tuple[Any, ...] = ()
+        if run_id is not None:
+            sql += " WHERE run_id = ?"
+            args = (run_id,)
+        rows = self._conn.execute(sql + " ORDER BY id", args).fetchall()
+        return _ledger_from_table(str(self.path), columns, rows)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    def __enter__(self) -> LedgerStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def _ledger_from_table(source: str, columns: list[str], rows: list[tuple[Any, ...]]) -> Ledger:
+    by_name = (
+        dict(zip(columns, zip(*rows, strict=True), strict=True))
+        if rows
+        else dict.fromkeys(columns, ())
+    )
+    values: dict[str, Any] = {}
+    codes: dict[str, Any] = {}
+    labels: dict[str, tuple[str, ...]] = {}
+    for f in FIELDS:
+        col = list(by_name[f.name])
+        if f.kind in ("str", "time"):
+            codes[f.name], labels[f.name] = factorize(col)
+        elif f.required:
+            dtype = {"int": np.int64, "float": np.float64, "bool": np.bool_}[f.kind]
+            values[f.name] = np.array(col, dtype=dtype)
+        else:
+            values[f.name] = np.array([math.nan if v is None else float(v) for v in col])
+    ledger = Ledger(
+        source=source,
+        lines=np.array(by_name["id"], dtype=np.int64),
+        values=values,
+        codes=codes,
+        labels=labels,
+    )
+    problems = check_rules(ledger)
+    if problems:
+        raise LedgerError(problems)
+    return ledger
+
+
+def read_store(path: Path, run_id: str | None = None) -> Ledger:
+    """Read a ``.db`` ledger read-only (no migration, no lock held beyond the read)."""
+    with LedgerStore(path, readonly=True) as store:
+        try:
+            return store.read(run_id)
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError([Problem(0, f"cannot read the ledger: {exc}", str(path))]) from None
+
+
+def _run_values(run: RunRecord) -> dict[str, object]:
+    values = {f.name: getattr(run, f.name) for f in fields(RunRecord)}
+    values["seeds"] = None if run.seeds is None else json.dumps(list(run.seeds))
+    values["started_at"] = run.started_at or now()
+    return values
+
+
+def _record_from_rows(ledger: Ledger, run: str, origin: str) -> RunRecord:
+    """A run record for imported rows: each field the run's rows agree on, else unknown."""
+    rows = ledger.subset(ledger.codes["run_id"] == ledger.labels["run_id"].index(run))
+
+    def agreed_text(name: str) -> str | None:
+        codes = np.unique(rows.codes[name])
+        return rows.labels[name][int(codes[0])] if codes.size == 1 and codes[0] >= 0 else None
+
+    def agreed_number(name: str) -> float | None:
+        col = np.unique(rows.values[name])
+        return float(col[0]) if col.size == 1 and not math.isnan(col[0]) else None
+
+    k = agreed_number("k_budget")
+    started = [s for s in rows.text("started_at").tolist() if s is not None]
+    return RunRecord(
+        run_id=run,
+        system=agreed_text("system"),
+        dataset_id=agreed_text("dataset_id"),
+        k_budget=None if k is None else int(k),
+        timeout_s=agreed_number("timeout_s"),
+        temperature=agreed_number("temperature"),
+        model_version=agreed_text("model_version"),
+        grader_version=agreed_text("grader_version"),
+        harness_version=agreed_text("harness_version"),
+        sandbox=agreed_text("sandbox"),
+        started_at=min(started) if started else now(),
+        origin=origin,
+    )
+
+
+def import_files(path: Path, ledgers: Sequence[Ledger]) -> int:
+    """Append validated ledgers to the store at ``path`` in one transaction.
+
+    If the store did not exist and the import is refused, the new file is removed again: an import
+    that fails writes nothing.
+    """
+    created = not path.exists()
+    try:
+        with LedgerStore(path) as store:
+            return store.import_ledgers(ledgers)
+    except BaseException:
+        if created:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(str(path) + suffix).unlink(missing_ok=True)
+        raise
+
+
+def _statements(script: str) -> Iterable[str]:
+    """Split a migration script into statements (triggers keep their inner semicolons)."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                yield buffer.strip()
+            buffer = ""
+    if buffer.strip():
+        raise ValueError(f"incomplete SQL statement in a migration: {buffer.strip()[:60]}")
