@@ -374,6 +374,285 @@ def passk(n: int, c: int, k: int, clamp: bool, fmt: str) -> None:
     click.echo("\n".join(lines))
 
 
+@main.group()
+def suite() -> None:
+    """Freeze a suite (dataset_id, oracle-leak quarantine) and check its lock."""
+
+
+@suite.command(name="freeze")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@_user_errors
+def suite_freeze(directory: Path, fmt: str) -> None:
+    """Hash every prompt, fixture, oracle, grader and budget field into the dataset_id, quarantine
+    tasks whose oracle leaks into their prompt or fixture, and write suite.lock.json."""
+    from trialbook import report as render
+    from trialbook.suite import freeze, load_suite, write_lock
+
+    loaded = load_suite(directory)
+    lock = freeze(loaded)
+    path = write_lock(loaded, lock)
+    if fmt == "json":
+        click.echo(render.to_json(lock.to_dict()))
+    else:
+        click.echo(render.lock_text(lock, str(path)))
+
+
+@suite.command(name="check")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@_user_errors
+def suite_check(directory: Path, fmt: str) -> None:
+    """Say whether suite.lock.json still matches the files (exit 1 when stale or missing)."""
+    from trialbook import report as render
+    from trialbook.suite import check_lock
+
+    result = check_lock(directory)
+    if fmt == "json":
+        data = {
+            "schema": "trialbook.suite_check/1",
+            "matches": result.matches,
+            "locked_dataset_id": result.locked_id,
+            "dataset_id": result.current.dataset_id,
+            "changed": list(result.changed),
+        }
+        click.echo(render.to_json(data))
+    else:
+        click.echo(render.lock_check_text(result, str(directory)))
+    if not result.matches:
+        sys.exit(EXIT_GATE)
+
+
+_SANDBOX_HELP = (
+    "auto: bubblewrap where it works, else the process tier (and say so); bwrap: require it; "
+    "process: own session + rlimits only."
+)
+
+
+@main.command(name="grader-check")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "process"]),
+    default="auto",
+    show_default=True,
+    help=_SANDBOX_HELP,
+)
+@click.option("--jobs", default=1, show_default=True, help="Graders run at once.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@_user_errors
+def grader_check(directory: Path, sandbox: str, jobs: int, fmt: str) -> None:
+    """Run each task's grader on its untouched fixture (must fail), its reference/ (must pass) and
+    each decoys/<name>/ (must fail); print false accepts and false rejects; exit 1 if any."""
+    from trialbook import report as render
+    from trialbook.errors import ArgumentError
+    from trialbook.harness._gradercheck import grader_check as check
+    from trialbook.harness._sandbox import resolve_tier
+    from trialbook.suite import load_suite
+
+    if jobs < 1:
+        raise ArgumentError(f"--jobs must be >= 1, got {jobs}")
+    loaded = load_suite(directory)
+    try:
+        tier, note = resolve_tier(sandbox)
+    except ValueError as exc:
+        raise ArgumentError(str(exc)) from None
+    if note:
+        click.echo(note, err=True)
+    result = check(loaded, tier, jobs)
+    if fmt == "json":
+        click.echo(render.to_json(render.grader_check_to_dict(result)))
+    else:
+        click.echo(render.grader_check_text(result))
+    if result.false_accepts or result.false_rejects:
+        sys.exit(EXIT_GATE)
+
+
+@main.command()
+@click.argument("suite_dir", metavar="SUITE", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--agent", required=True, help="Agent command, run through /bin/sh -c in the workspace."
+)
+@click.option(
+    "--ledger",
+    "ledger_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="SQLite ledger (.db) to append to; created if absent. Raw output is kept beside it.",
+)
+@click.option("--system", help="Name of the system under test (agent + model + settings).")
+@click.option("--run-id", help="Id of the new run (default: SYSTEM-<UTC time>).")
+@click.option(
+    "--resume", "resume", metavar="ID", help="Resume run ID: run only its attempts without a row."
+)
+@click.option("--jobs", default=1, show_default=True, help="Attempts run at once.")
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "process"]),
+    default="auto",
+    show_default=True,
+    help=_SANDBOX_HELP,
+)
+@click.option("--tier", "tier", help="Run only the tasks of this suite tier (e.g. smoke).")
+@click.option(
+    "--executor",
+    type=click.Choice(["local"]),
+    default="local",
+    show_default=True,
+    help="Where attempts run (a thread pool here; the driver is the only ledger writer).",
+)
+@click.option(
+    "--pass-env",
+    "pass_env",
+    multiple=True,
+    metavar="NAME",
+    help="Pass this variable of the caller's environment to the agent (repeatable; nothing else passes).",
+)
+@click.option("--model-version", help="Model snapshot under test, recorded in every row.")
+@click.option("--rerun-reason", help="Why this run repeats an earlier one (recorded in the run).")
+@_user_errors
+def run(
+    suite_dir: Path,
+    agent: str,
+    ledger_path: Path,
+    system: str | None,
+    run_id: str | None,
+    resume: str | None,
+    jobs: int,
+    sandbox: str,
+    tier: str | None,
+    executor: str,
+    pass_env: tuple[str, ...],
+    model_version: str | None,
+    rerun_reason: str | None,
+) -> None:
+    """Run an agent on a frozen suite: k attempts per task, each in a fresh sandboxed workspace,
+    under the suite's timeout, one ledger row per finished attempt.
+
+    Ctrl-C (or SIGTERM) stops cleanly: running attempts are killed and left without a row, and
+    --resume ID runs them again later.
+    """
+    import os
+    import signal
+    import threading
+
+    from trialbook import report as render
+    from trialbook.errors import ArgumentError
+    from trialbook.harness import RunOptions, run_suite
+
+    if resume is not None and (run_id is not None or system is not None):
+        raise ArgumentError(
+            "--resume takes the run's own id, system and settings: drop --run-id/--system"
+        )
+    missing = [name for name in pass_env if name not in os.environ]
+    if missing:
+        raise ArgumentError(f"--pass-env: not set in this environment: {', '.join(missing)}")
+    options = RunOptions(
+        suite=suite_dir,
+        agent=agent,
+        ledger=ledger_path,
+        system=system,
+        run_id=run_id,
+        resume=resume,
+        jobs=jobs,
+        sandbox=sandbox,
+        tier=tier,
+        executor=executor,
+        pass_env={name: os.environ[name] for name in pass_env},
+        model_version=model_version,
+        rerun_reason=rerun_reason,
+    )
+    stop = threading.Event()
+
+    def on_signal(signum: int, _: object) -> None:
+        if not stop.is_set():
+            click.echo(
+                f"\nstopping ({signal.Signals(signum).name}): killing running attempts", err=True
+            )
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with _progress() as progress:
+            result = run_suite(options, progress=progress, stop=stop)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    click.echo(render.run_text(result))
+    if result.interrupted:
+        sys.exit(130)
+
+
+class _Progress:
+    """A rich progress bar on a terminal, one plain line per attempt otherwise."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.passes = self.timeouts = self.infra = self.done = 0
+        self.total = 0
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def begin(self, run_id: str, total: int, done: int, notes: Any) -> None:
+        for note in notes:
+            click.echo(note, err=True)
+        self.total, self.done = total, done
+        click.echo(
+            f"run {run_id}: {total - done} attempts to run ({done} already in the ledger)", err=True
+        )
+        if self.tty:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[stats]}"),
+                TimeRemainingColumn(),
+                transient=False,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("attempts", total=total, completed=done, stats="")
+
+    def attempt(self, row: Any) -> None:
+        self.done += 1
+        self.passes += bool(row["passed"])
+        self.timeouts += bool(row["timed_out"])
+        self.infra += row["status"] == "infra_error"
+        stats = f"passed {self.passes} · timed out {self.timeouts} · infra errors {self.infra}"
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done, stats=stats)
+        else:
+            click.echo(
+                f"[{self.done}/{self.total}] {row['task_id']} #{row['attempt_index']}: {row['status']} "
+                f"({float(row['elapsed_s']):.1f} s) · {stats}",
+                err=True,
+            )
+
+
+def _progress() -> _Progress:
+    return _Progress()
+
+
 @main.command(name="import")
 @click.argument("fmt", metavar="jsonl|csv", type=click.Choice(["jsonl", "csv"]))
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))

@@ -8,6 +8,14 @@ from trialbook.report._compare import (
     plan_text,
     plan_to_dict,
 )
+from trialbook.report._harness import (
+    GRADER_CHECK_SCHEMA,
+    grader_check_text,
+    grader_check_to_dict,
+    lock_check_text,
+    lock_text,
+    run_text,
+)
 from trialbook.report._json import to_json
 from trialbook.report._score import (
     SCORE_SCHEMA,
@@ -19,13 +27,19 @@ from trialbook.report._score import (
 
 __all__ = [
     "COMPARE_SCHEMA",
+    "GRADER_CHECK_SCHEMA",
     "PLAN_SCHEMA",
     "SCORE_SCHEMA",
     "compare_text",
     "compare_to_dict",
+    "grader_check_text",
+    "grader_check_to_dict",
+    "lock_check_text",
+    "lock_text",
     "plan_text",
     "plan_to_dict",
     "render_plain",
+    "run_text",
     "score_markdown",
     "score_table",
     "score_to_dict",

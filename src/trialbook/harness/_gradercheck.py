@@ -1,0 +1,140 @@
+"""``trialbook grader-check``: the grader's own regression set (seed 002).
+
+For each task: the untouched fixture must fail the grader (else the grader accepts doing nothing), the
+task's ``reference/`` must pass (else it rejects a known-good solution), and every ``decoys/<name>/``
+must fail (each is a known-bad solution). ``reference/`` and each decoy are laid over a copy of the
+fixture (their files replace or add to the fixture's), so they need hold only what they change.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from trialbook.harness._attempt import grade_workspace
+from trialbook.harness._sandbox import Tier
+from trialbook.suite import Suite, Task
+
+__all__ = ["GraderCase", "GraderCheck", "grader_check"]
+
+
+@dataclass(frozen=True)
+class GraderCase:
+    """One workspace judged by a task's grader."""
+
+    task_id: str
+    case: str
+    """``fixture``, ``reference`` or ``decoy:<name>``."""
+    should_pass: bool
+    passed: bool
+    note: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The grader judged this workspace as it should."""
+        return self.passed == self.should_pass
+
+    @property
+    def kind(self) -> str | None:
+        """``false accept``, ``false reject`` or None."""
+        if self.ok:
+            return None
+        return "false reject" if self.should_pass else "false accept"
+
+
+@dataclass(frozen=True)
+class GraderCheck:
+    """Every case of every task."""
+
+    suite: str
+    grader_version: str | None
+    tier: str
+    cases: tuple[GraderCase, ...]
+
+    @property
+    def false_accepts(self) -> int:
+        """Known-bad workspaces (fixture, decoys) the grader passed."""
+        return sum(c.kind == "false accept" for c in self.cases)
+
+    @property
+    def false_rejects(self) -> int:
+        """Known-good workspaces (references) the grader failed."""
+        return sum(c.kind == "false reject" for c in self.cases)
+
+    def per_task(self) -> dict[str, tuple[int, int, int]]:
+        """task id -> (cases, false accepts, false rejects)."""
+        out: dict[str, tuple[int, int, int]] = {}
+        for c in self.cases:
+            n, fa, fr = out.get(c.task_id, (0, 0, 0))
+            out[c.task_id] = (
+                n + 1,
+                fa + (c.kind == "false accept"),
+                fr + (c.kind == "false reject"),
+            )
+        return out
+
+
+def _cases(task: Task) -> list[tuple[str, Path | None, bool]]:
+    cases: list[tuple[str, Path | None, bool]] = [("fixture", None, False)]
+    if (task.dir / "reference").is_dir():
+        cases.append(("reference", task.dir / "reference", True))
+    decoys = task.dir / "decoys"
+    if decoys.is_dir():
+        for d in sorted(p for p in decoys.iterdir() if p.is_dir()):
+            cases.append((f"decoy:{d.name}", d, False))
+    return cases
+
+
+def _judge(
+    task: Task,
+    case: str,
+    overlay: Path | None,
+    should_pass: bool,
+    tier: Tier,
+    scratch: Path,
+    hidden: tuple[Path, ...],
+) -> GraderCase:
+    work = Path(tempfile.mkdtemp(prefix=f"{task.id}.", dir=scratch))
+    try:
+        workspace = work / "workspace"
+        shutil.copytree(task.fixture, workspace, symlinks=False)
+        if overlay is not None:
+            shutil.copytree(overlay, workspace, symlinks=False, dirs_exist_ok=True)
+        out = work / "out"
+        out.mkdir()
+        passed, _, notes = grade_workspace(
+            task,
+            workspace,
+            work,
+            out,
+            tier=tier,
+            token=f"grader-check/{work.name}",
+            hidden=hidden,
+            cancel=threading.Event(),
+        )
+        return GraderCase(task.id, case, should_pass, bool(passed), "; ".join(notes) or None)
+    except OSError as exc:
+        return GraderCase(task.id, case, should_pass, False, f"harness error: {exc}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def grader_check(suite: Suite, tier: Tier, jobs: int = 1) -> GraderCheck:
+    """Run every task's grader on its fixture, reference and decoys."""
+    scratch = Path(tempfile.mkdtemp(prefix="trialbook-grader-check-"))
+    hidden = (suite.root.resolve(), scratch.resolve())
+    try:
+        work = [(t, *case) for t in suite.tasks for case in _cases(t)]
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            cases = list(
+                pool.map(lambda w: _judge(w[0], w[1], w[2], w[3], tier, scratch, hidden), work)
+            )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return GraderCheck(
+        suite=suite.name, grader_version=suite.grader_version, tier=tier, cases=tuple(cases)
+    )

@@ -1,0 +1,292 @@
+"""The driver of ``trialbook run``: plans the attempts, hands them to an executor, writes the rows.
+
+The driver is the only ledger writer. Before an attempt starts it writes a start marker; when the
+attempt's row comes back it writes the row, one transaction each. A harness killed at any instant
+therefore leaves finished attempts (rows) and cut-off attempts (markers without rows); ``--resume``
+runs exactly the attempts without a row again and records how many were cut off.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Protocol
+
+from trialbook.errors import ArgumentError
+from trialbook.harness._attempt import AttemptSpec, RunContext, run_attempt
+from trialbook.harness._executor import Executor, LocalExecutor
+from trialbook.harness._process import sweep
+from trialbook.harness._sandbox import resolve_tier
+from trialbook.ledger._store import LedgerStore, RunRecord
+from trialbook.suite import SuiteError, Task, check_lock, fixture_hash, load_suite
+
+__all__ = ["RunOptions", "RunProgress", "RunResult", "run_suite"]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything ``trialbook run`` takes."""
+
+    suite: Path
+    agent: str
+    ledger: Path
+    system: str | None = None
+    run_id: str | None = None
+    resume: str | None = None
+    jobs: int = 1
+    sandbox: str = "auto"
+    tier: str | None = None
+    """A subset of tasks named in suite.toml [tiers], e.g. smoke."""
+    executor: str = "local"
+    pass_env: Mapping[str, str] = field(default_factory=dict)
+    model_version: str | None = None
+    rerun_reason: str | None = None
+    grace_s: float = 2.0
+
+
+class RunProgress(Protocol):
+    """What the driver reports while it runs (the CLI draws a bar or prints lines)."""
+
+    def begin(self, run_id: str, total: int, done: int, notes: Sequence[str]) -> None: ...
+
+    def attempt(self, row: Mapping[str, object]) -> None: ...
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a finished (or interrupted) run did."""
+
+    run_id: str
+    ledger: Path
+    tier: str
+    planned: int
+    written: int
+    cut_off: int
+    """Attempts found cut off by an earlier crash and run again (resume)."""
+    quarantined: tuple[str, ...]
+    interrupted: bool
+    notes: tuple[str, ...]
+
+
+def _hidden(suite_root: Path, ledger: Path, transcripts: Path, scratch: Path) -> tuple[Path, ...]:
+    """Folders the agent must not see (bwrap tier): suite, ledger folder, transcripts, other attempts.
+
+    The ledger's folder is hidden unless the Python running trialbook lives inside it (a project
+    folder with its .venv): then only the transcripts are hidden, and the ledger files themselves are
+    unreadable only by being outside the workspace (documented in docs/harness.md).
+    """
+    import sys
+
+    python_dirs = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
+    ledger_dir = ledger.parent.resolve()
+    hide = [suite_root.resolve(), transcripts.resolve(), scratch.resolve()]
+    if not any(p.is_relative_to(ledger_dir) for p in python_dirs):
+        hide.append(ledger_dir)
+    return tuple(hide)
+
+
+def _plan(
+    tasks: Sequence[Task], k: int, seeds: Sequence[int], done: set[tuple[str, int]]
+) -> list[tuple[Task, int, int]]:
+    """Attempts still to run, attempt-major (every task's attempt 0 first), so a partial run is even."""
+    return [
+        (task, index, seeds[index])
+        for index in range(k)
+        for task in tasks
+        if (task.id, index) not in done
+    ]
+
+
+def run_suite(
+    options: RunOptions,
+    progress: RunProgress | None = None,
+    stop: threading.Event | None = None,
+    executor_factory: Callable[[int], Executor] | None = None,
+) -> RunResult:
+    """Run (or resume) one system on a frozen suite and append one row per finished attempt.
+
+    ``stop``: set it (e.g. on Ctrl-C) to stop cleanly: running attempts are killed and left without
+    a row (they are cut off and run again by ``--resume``), and the run records an 'interrupted' event.
+    """
+    if options.jobs < 1:
+        raise ArgumentError(f"--jobs must be >= 1, got {options.jobs}")
+    if options.executor != "local":
+        raise ArgumentError(
+            f"--executor: only 'local' exists in this version, got {options.executor!r}"
+        )
+    if options.ledger.suffix.lower() != ".db":
+        raise ArgumentError(
+            f"--ledger: the harness writes a SQLite ledger (.db), got {str(options.ledger)!r}"
+        )
+    suite = load_suite(options.suite)
+    lock = check_lock(suite.root)
+    if not lock.matches:
+        what = "; ".join(lock.changed)
+        raise SuiteError(
+            f"{suite.root}: the suite lock is stale or missing ({what}): "
+            f"run 'trialbook suite freeze {suite.root}' and start a new run"
+        )
+    try:
+        tier, tier_note = resolve_tier(options.sandbox)
+    except ValueError as exc:
+        raise ArgumentError(str(exc)) from None
+    notes = [tier_note] if tier_note else []
+    tasks = list(suite.tasks)
+    if options.tier is not None:
+        if options.tier not in suite.tiers:
+            known = ", ".join(sorted(suite.tiers)) or "none"
+            raise ArgumentError(f"--tier: the suite has no tier {options.tier!r} (tiers: {known})")
+        members = set(suite.tiers[options.tier])
+        tasks = [t for t in tasks if t.id in members]
+    quarantined = tuple(t.id for t in tasks if t.id in lock.current.quarantined)
+    if quarantined:
+        notes.append(f"quarantined (oracle leak), not run: {', '.join(quarantined)}")
+    tasks = [t for t in tasks if t.id not in lock.current.quarantined]
+    dataset_id = lock.current.dataset_id
+    harness_version = f"trialbook {version('trialbook')}"
+
+    options.ledger.parent.mkdir(parents=True, exist_ok=True)
+    with LedgerStore(options.ledger) as store:
+        cut_off: list[tuple[str, int]] = []
+        if options.resume is not None:
+            status = store.run(options.resume)
+            if status is None:
+                raise ArgumentError(f"--resume: no run {options.resume!r} in {options.ledger}")
+            record = status.record
+            if record.dataset_id != dataset_id:
+                raise SuiteError(
+                    f"--resume: run {record.run_id!r} was made on dataset {record.dataset_id}, "
+                    f"the suite is now {dataset_id}: start a new run"
+                )
+            if record.sandbox is not None and record.sandbox != tier:
+                raise ArgumentError(
+                    f"--resume: run {record.run_id!r} used the {record.sandbox} sandbox, this "
+                    f"would use {tier}: pass --sandbox {record.sandbox}"
+                )
+            run_id = record.run_id
+            # Processes an earlier, killed harness left behind die before anything runs again.
+            sweep(f"{run_id}/", prefix=True)
+            cut_off = store.unfinished_starts(run_id)
+            store.record_event(
+                run_id,
+                "resumed",
+                {"cut_off": len(cut_off), "attempts": [f"{t}#{i}" for t, i in cut_off]},
+            )
+            system = record.system
+            model_version = record.model_version
+        else:
+            system = options.system
+            model_version = options.model_version
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+            run_id = options.run_id or f"{system or 'run'}-{stamp}"
+            store.create_run(
+                RunRecord(
+                    run_id=run_id,
+                    system=system,
+                    dataset_id=dataset_id,
+                    suite_path=str(suite.root.resolve()),
+                    k_budget=suite.k,
+                    timeout_s=suite.timeout_s,
+                    temperature=suite.temperature,
+                    seeds=suite.seeds,
+                    model_version=model_version,
+                    grader_version=suite.grader_version,
+                    harness_version=harness_version,
+                    sandbox=tier,
+                    rerun_reason=options.rerun_reason,
+                    origin="trialbook run",
+                )
+            )
+        done = store.finished(run_id)
+        todo = _plan(tasks, suite.k, suite.seeds, done)
+        if cut_off:
+            notes.append(f"{len(cut_off)} attempt(s) cut off by an earlier stop will run again")
+        transcripts = options.ledger.parent / f"{options.ledger.stem}.transcripts" / run_id
+        transcripts.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix="trialbook-run-"))
+        ctx = RunContext(
+            run_id=run_id,
+            agent=options.agent,
+            tier=tier,
+            k=suite.k,
+            temperature=suite.temperature,
+            scratch=scratch,
+            transcripts=transcripts,
+            transcript_base=options.ledger.parent,
+            row_fields={
+                "system": system,
+                "dataset_id": dataset_id,
+                "k_budget": suite.k,
+                "model_version": model_version,
+                "grader_version": suite.grader_version,
+                "harness_version": harness_version,
+                "sandbox": tier,
+            },
+            fixture_hashes={t.id: fixture_hash(t) for t in tasks},
+            hidden=_hidden(suite.root, options.ledger, transcripts, scratch),
+            pass_env=dict(options.pass_env),
+            grace_s=options.grace_s,
+        )
+        stop = stop or threading.Event()
+        total = len(todo) + len(done)
+        if progress is not None:
+            progress.begin(run_id, total, len(done), notes)
+        written = 0
+        interrupted = False
+        executor = (executor_factory or LocalExecutor)(options.jobs)
+        running: dict[Future[dict[str, object] | None], AttemptSpec] = {}
+        queue = list(todo)
+        try:
+            while queue or running:
+                while queue and len(running) < options.jobs and not stop.is_set():
+                    task, index, seed = queue.pop(0)
+                    start_id = store.record_start(run_id, task.id, index)
+                    spec = AttemptSpec(task=task, attempt_index=index, seed=seed, start_id=start_id)
+                    running[executor.submit(run_attempt, spec, ctx, stop)] = spec
+                if stop.is_set() and not running:
+                    break
+                finished, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    running.pop(future)
+                    row = future.result()
+                    if row is None:
+                        continue  # cut off by the stop: its marker stays without a row
+                    store.append([row], source=f"run {run_id}")
+                    written += 1
+                    if progress is not None:
+                        progress.attempt(row)
+        except BaseException:
+            stop.set()
+            for future in running:
+                future.cancel()
+            interrupted = True
+            executor.shutdown()
+            store.record_event(run_id, "interrupted", {"written": written})
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        executor.shutdown()
+        shutil.rmtree(scratch, ignore_errors=True)
+        interrupted = stop.is_set() and written < len(todo)
+        store.record_event(
+            run_id,
+            "interrupted" if interrupted else "finished",
+            {"written": written, "cut_off_rerun": len(cut_off)},
+        )
+    return RunResult(
+        run_id=run_id,
+        ledger=options.ledger,
+        tier=tier,
+        planned=len(todo),
+        written=written,
+        cut_off=len(cut_off),
+        quarantined=quarantined,
+        interrupted=interrupted,
+        notes=tuple(notes),
+    )

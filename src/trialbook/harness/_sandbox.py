@@ -1,0 +1,187 @@
+"""Sandbox tiers: how one command (an agent or a grader) is wrapped before it is started.
+
+``bwrap`` (bubblewrap): its own pid, ipc and uts namespaces and, unless the task opts in, its own network
+namespace (loopback only); the host file system mounted read-only; only the workspace and the attempt's
+io folder writable; the suite folder, the ledger folder and every other attempt's folder hidden behind
+empty tmpfs mounts; a fresh /proc (the harness and its environment are not visible), a fresh /tmp; the
+environment cleared; ``--die-with-parent`` so the whole sandbox dies with the harness.
+
+``process``: its own session and process group (so a timeout can signal the whole tree), the
+environment cleared, and rlimits on CPU time, address space, file size and open files. It does not hide
+files or the network: a process-tier agent can read anything the harness user can, including the
+suite's oracle by its absolute path.
+
+Both tiers apply the same rlimits (set by the shell with ``ulimit`` before the command runs) and run
+the command under coreutils ``timeout`` as a backstop that outlives a killed harness.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["TIERS", "Limits", "SandboxSpec", "Tier", "bwrap_problem", "resolve_tier", "wrap"]
+
+Tier = Literal["bwrap", "process"]
+TIERS: tuple[Tier, ...] = ("bwrap", "process")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of every process of an attempt (rlimits, per process)."""
+
+    cpu_s: int
+    """CPU seconds (the wall-clock timeout is enforced separately, by the harness)."""
+    memory_mb: int = 8192
+    """Address space (virtual memory)."""
+    file_mb: int = 1024
+    """Largest file a process may write."""
+    open_files: int = 1024
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """What one sandboxed command may see and touch."""
+
+    workspace: Path
+    """Working directory; writable."""
+    writable: tuple[Path, ...] = ()
+    """Other writable folders (the attempt's io folder)."""
+    readonly: tuple[Path, ...] = ()
+    """Folders made visible read-only even if inside a hidden folder (the grader's oracle copy)."""
+    hidden: tuple[Path, ...] = ()
+    """Folders replaced by an empty tmpfs (bwrap tier): suite, ledger, other attempts."""
+    network: bool = False
+
+
+@cache
+def bwrap_problem() -> str | None:
+    """Why the bwrap tier cannot be used here (None: it works). Tried once per process."""
+    exe = shutil.which("bwrap")
+    if exe is None:
+        return "bubblewrap (bwrap) is not installed"
+    probe = [
+        exe,
+        "--ro-bind", "/", "/",
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--unshare-pid", "--unshare-net", "--unshare-ipc",
+        "--die-with-parent",
+        "--", "/bin/true",
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap could not start: {exc}"
+    if done.returncode != 0:
+        reason = done.stderr.decode(errors="replace").strip().splitlines()
+        return f"bwrap cannot create namespaces here: {reason[-1] if reason else done.returncode}"
+    return None
+
+
+def resolve_tier(requested: str) -> tuple[Tier, str | None]:
+    """The tier to use for ``auto | bwrap | process`` and a note when ``auto`` falls back.
+
+    Raises ``ValueError`` when bwrap is asked for explicitly and does not work here.
+    """
+    if requested == "process":
+        return "process", None
+    problem = bwrap_problem()
+    if requested == "bwrap":
+        if problem:
+            raise ValueError(f"--sandbox bwrap: {problem}")
+        return "bwrap", None
+    if requested != "auto":
+        raise ValueError(f"--sandbox: expected auto, bwrap or process, got {requested!r}")
+    if problem:
+        return "process", f"sandbox: using the process tier ({problem})"
+    return "bwrap", None
+
+
+def _script(command: str, limits: Limits) -> str:
+    # POSIX sh (dash) takes one limit per ulimit call: -t CPU seconds, -v KiB, -f 512-byte blocks,
+    # -n descriptors; without -S/-H each sets both the soft and the hard limit, so none can be raised.
+    settings = (
+        f"-t {limits.cpu_s}",
+        f"-v {limits.memory_mb * 1024}",
+        f"-f {limits.file_mb * 2048}",
+        f"-n {limits.open_files}",
+    )
+    prefix = " && ".join(f"ulimit {s}" for s in settings)
+    return f"{prefix} || exit 126\n{command}"
+
+
+def wrap(
+    tier: Tier,
+    command: str,
+    spec: SandboxSpec,
+    env: Mapping[str, str],
+    limits: Limits,
+    backstop_s: float,
+    info_fd: int | None = None,
+) -> list[str]:
+    """The argv that runs ``command`` (through ``/bin/sh -c``) in ``tier``.
+
+    ``backstop_s``: coreutils ``timeout`` kills the command's process group after this long even if
+    the harness itself has been killed (the harness enforces the real timeout well before).
+    ``info_fd`` (bwrap): bubblewrap writes the sandboxed child's pid there once the sandbox is set up,
+    which tells a sandbox that failed to start apart from a command that failed.
+    """
+    inner = ["/bin/sh", "-c", _script(command, limits)]
+    guard = [
+        "timeout",
+        "--signal=KILL",
+        f"{max(1.0, backstop_s):.0f}",
+    ]
+    if tier == "process":
+        return [*guard, *inner]
+    args: list[str] = [
+        shutil.which("bwrap") or "bwrap",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--ro-bind", "/", "/",
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--tmpfs", "/tmp",
+        "--tmpfs", "/dev/shm",
+        "--tmpfs", "/run",
+    ]  # fmt: skip
+    if not spec.network:
+        args.append("--unshare-net")
+    if info_fd is not None:
+        args += ["--info-fd", str(info_fd)]
+    for hidden in _outermost(spec.hidden):
+        args += ["--tmpfs", str(hidden)]
+    for path in spec.readonly:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in (spec.workspace, *spec.writable):
+        args += ["--bind", str(path), str(path)]
+    args += ["--chdir", str(spec.workspace), "--clearenv"]
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    return [*guard, *args, "--", *inner]
+
+
+def _outermost(paths: Sequence[Path]) -> list[Path]:
+    """Drop folders inside other folders of the list (one tmpfs covers both); keep order stable."""
+    resolved = sorted({p.resolve() for p in paths}, key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for p in resolved:
+        if not any(p.is_relative_to(k) for k in kept) and p != Path("/"):
+            kept.append(p)
+    return kept
+
+
+def describe(argv: Sequence[str]) -> str:
+    """A shell-quoted command line, for messages."""
+    return shlex.join(argv)

@@ -1,0 +1,113 @@
+"""Renderers for suites (freeze, check), grader-check and run summaries. No logic beyond layout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trialbook.harness._gradercheck import GraderCheck
+from trialbook.harness._run import RunResult
+from trialbook.suite import Lock, LockCheck
+
+__all__ = [
+    "GRADER_CHECK_SCHEMA",
+    "grader_check_text",
+    "grader_check_to_dict",
+    "lock_check_text",
+    "lock_text",
+    "run_text",
+]
+
+GRADER_CHECK_SCHEMA = "trialbook.grader_check/1"
+
+
+def lock_text(lock: Lock, path: str) -> str:
+    """What ``suite freeze`` prints on a terminal."""
+    lines = [
+        f"suite {lock.name}: {len(lock.task_hashes)} tasks, k = {lock.budget['k']}, "
+        f"timeout {lock.budget['timeout_s']:g} s",
+        f"dataset_id {lock.dataset_id}",
+        f"lock written to {path}",
+    ]
+    if lock.quarantined:
+        lines.append(f"quarantined (oracle leak; never run for score): {len(lock.quarantined)}")
+        for task, reasons in sorted(lock.quarantined.items()):
+            for reason in reasons:
+                lines.append(f"  {task}: {reason}")
+    else:
+        lines.append("no oracle leak found")
+    return "\n".join(lines)
+
+
+def lock_check_text(check: LockCheck, root: str) -> str:
+    """What ``suite check`` prints."""
+    if check.matches:
+        return f"{root}: the lock matches the files (dataset_id {check.current.dataset_id})"
+    lines = [f"{root}: the lock does not match the files"]
+    lines += [f"  {c}" for c in check.changed]
+    if check.locked_id is not None:
+        lines.append(f"  locked {check.locked_id}, files now {check.current.dataset_id}")
+        lines.append(f"  freeze again with 'trialbook suite freeze {root}' (a new dataset_id)")
+    return "\n".join(lines)
+
+
+def grader_check_to_dict(check: GraderCheck) -> dict[str, Any]:
+    """``trialbook.grader_check/1``."""
+    return {
+        "schema": GRADER_CHECK_SCHEMA,
+        "suite": check.suite,
+        "grader_version": check.grader_version,
+        "sandbox": check.tier,
+        "false_accepts": check.false_accepts,
+        "false_rejects": check.false_rejects,
+        "tasks": {
+            task: {"cases": n, "false_accepts": fa, "false_rejects": fr}
+            for task, (n, fa, fr) in check.per_task().items()
+        },
+        "cases": [
+            {
+                "task_id": c.task_id,
+                "case": c.case,
+                "should_pass": c.should_pass,
+                "passed": c.passed,
+                "verdict": c.kind or "ok",
+                "note": c.note,
+            }
+            for c in check.cases
+        ],
+    }
+
+
+def grader_check_text(check: GraderCheck) -> str:
+    """What ``grader-check`` prints on a terminal."""
+    lines = [
+        f"grader check of suite {check.suite} (grader version {check.grader_version or 'not recorded'}, "
+        f"{check.tier} sandbox)",
+        f"{'task':<28} {'cases':>5} {'false accepts':>14} {'false rejects':>14}",
+    ]
+    for task, (n, fa, fr) in check.per_task().items():
+        lines.append(f"{task:<28} {n:>5} {fa:>14} {fr:>14}")
+    lines.append(
+        f"{'overall':<28} {len(check.cases):>5} {check.false_accepts:>14} {check.false_rejects:>14}"
+    )
+    for c in check.cases:
+        if not c.ok:
+            want = "pass" if c.should_pass else "fail"
+            note = f" ({c.note})" if c.note else ""
+            lines.append(f"  {c.kind}: {c.task_id} {c.case} should {want}{note}")
+    return "\n".join(lines)
+
+
+def run_text(result: RunResult) -> str:
+    """The closing lines of ``trialbook run``."""
+    state = "interrupted" if result.interrupted else "finished"
+    lines = [
+        f"run {result.run_id} {state}: {result.written} of {result.planned} attempts written to "
+        f"{result.ledger} ({result.tier} sandbox)"
+    ]
+    if result.cut_off:
+        lines.append(f"{result.cut_off} attempt(s) cut off by an earlier stop were run again")
+    if result.interrupted:
+        lines.append(
+            f"resume with: trialbook run ... --ledger {result.ledger} --resume {result.run_id}"
+        )
+    return "\n".join(lines)

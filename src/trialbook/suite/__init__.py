@@ -1,0 +1,33 @@
+"""Suites on disk: loading and checking ``suite.toml`` and tasks, freezing (dataset_id, oracle leaks)."""
+
+from trialbook.suite._freeze import (
+    LOCK_SCHEMA,
+    Lock,
+    LockCheck,
+    check_lock,
+    find_leaks,
+    fixture_hash,
+    freeze,
+    read_lock,
+    suite_files,
+    write_lock,
+)
+from trialbook.suite._load import LOCK_NAME, Suite, SuiteError, Task, load_suite
+
+__all__ = [
+    "LOCK_NAME",
+    "LOCK_SCHEMA",
+    "Lock",
+    "LockCheck",
+    "Suite",
+    "SuiteError",
+    "Task",
+    "check_lock",
+    "find_leaks",
+    "fixture_hash",
+    "freeze",
+    "load_suite",
+    "read_lock",
+    "suite_files",
+    "write_lock",
+]

@@ -1,0 +1,304 @@
+"""Freezing a suite: the content hash (``dataset_id``), oracle-leak quarantine, and the lock file.
+
+The hash covers everything that could change a score: the budget (k, timeout, temperature, seeds) and,
+per task in id order, its settings (grader command, timeouts, network, stratum, weight), its prompt,
+and every fixture and oracle file (relative path, executable bit, bytes) in path order. Each piece is
+framed with a tag and its length, so no two different suites serialise to the same byte stream. File
+system order, timestamps and the machine play no part.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trialbook.suite._load import Suite, SuiteError, Task, load_suite
+
+__all__ = [
+    "LOCK_SCHEMA",
+    "Lock",
+    "LockCheck",
+    "check_lock",
+    "find_leaks",
+    "fixture_hash",
+    "freeze",
+    "read_lock",
+    "suite_files",
+    "write_lock",
+]
+
+LOCK_SCHEMA = "trialbook.suite/1"
+MIN_LINE_CHARS = 20
+"""A line of an oracle this long (whitespace collapsed) is specific enough to count as leaked if the
+prompt or the fixture contains it."""
+MIN_VALUE_CHARS = 6
+"""An expected value the oracle asserts (a string or number literal) this long is specific enough."""
+_BOILERPLATE = ("import ", "from ", "#", "def ", "class ", "@", '"""', "'''", "if __name__")
+
+
+@dataclass(frozen=True)
+class Lock:
+    """What ``suite freeze`` records in ``suite.lock.json``."""
+
+    name: str
+    dataset_id: str
+    task_hashes: Mapping[str, str]
+    quarantined: Mapping[str, tuple[str, ...]]
+    """Task id -> why its oracle counts as leaked."""
+    budget: Mapping[str, Any]
+    grader_version: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The lock as JSON (the first four keys are the printed contract of ``suite freeze``)."""
+        return {
+            "schema": LOCK_SCHEMA,
+            "dataset_id": self.dataset_id,
+            "tasks": len(self.task_hashes),
+            "quarantined": sorted(self.quarantined),
+            "name": self.name,
+            "task_ids": sorted(self.task_hashes),
+            "leaks": {t: list(r) for t, r in sorted(self.quarantined.items())},
+            "budget": dict(self.budget),
+            "grader_version": self.grader_version,
+            "task_hashes": dict(sorted(self.task_hashes.items())),
+        }
+
+
+class _Hasher:
+    def __init__(self) -> None:
+        self._h = hashlib.sha256()
+
+    def put(self, tag: str, data: bytes | str) -> None:
+        raw = data.encode() if isinstance(data, str) else data
+        self._h.update(f"{tag}\0{len(raw)}\0".encode())
+        self._h.update(raw)
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
+
+
+def _canonical(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def suite_files(folder: Path) -> Iterator[tuple[str, Path]]:
+    """(relative posix path, path) of every file under ``folder``, sorted by the relative path.
+
+    Symbolic links and special files are refused: what a link points at is not part of the suite.
+    """
+    if not folder.is_dir():
+        return
+    found: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        base = Path(dirpath)
+        for name in [*dirnames, *filenames]:
+            p = base / name
+            mode = p.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                raise SuiteError(f"{p}: symbolic links are not allowed in a suite (copy the file)")
+            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                raise SuiteError(f"{p}: not a regular file")
+        for name in filenames:
+            p = base / name
+            found.append((p.relative_to(folder).as_posix(), p))
+    yield from sorted(found)
+
+
+def _hash_folder(h: _Hasher, kind: str, folder: Path) -> None:
+    for rel, path in suite_files(folder):
+        h.put(f"{kind}-file", rel)
+        h.put("mode", "x" if path.stat().st_mode & 0o111 else "-")
+        h.put("content", path.read_bytes())
+
+
+def fixture_hash(task: Task) -> str:
+    """Content hash of a task's fixture alone (recorded in every ledger row as ``fixture_hash``)."""
+    h = _Hasher()
+    _hash_folder(h, "fixture", task.fixture)
+    return "sha256:" + h.hexdigest()
+
+
+def _task_hash(task: Task) -> str:
+    h = _Hasher()
+    h.put(
+        "settings",
+        _canonical(
+            {
+                "grader": task.grader,
+                "timeout_s": task.timeout_s,
+                "grader_timeout_s": task.grader_timeout_s,
+                "network": task.network,
+                "stratum": task.stratum,
+                "weight": task.weight,
+            }
+        ),
+    )
+    h.put("prompt", task.prompt)
+    _hash_folder(h, "fixture", task.fixture)
+    _hash_folder(h, "oracle", task.oracle)
+    return h.hexdigest()
+
+
+def _budget(suite: Suite) -> dict[str, Any]:
+    return {
+        "k": suite.k,
+        "timeout_s": suite.timeout_s,
+        "temperature": suite.temperature,
+        "seeds": list(suite.seeds),
+    }
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError):
+        return None
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _asserted_values(source: str) -> list[str]:
+    """Literal values a Python oracle compares against (``assert f(x) == "expected"``)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    values: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for side in [node.left, *node.comparators]:
+                if isinstance(side, ast.Constant) and isinstance(side.value, str | int | float):
+                    if isinstance(side.value, bool):
+                        continue
+                    text = str(side.value).strip()
+                    if len(text) >= MIN_VALUE_CHARS:
+                        values.append(text)
+    return values
+
+
+def find_leaks(task: Task) -> tuple[str, ...]:
+    """Why the task's oracle counts as leaked into its prompt or fixture (empty: no leak found).
+
+    Two checks (seed 004): a significant line of any oracle file (at least ``MIN_LINE_CHARS``
+    characters once whitespace is collapsed, not an import, definition or comment) appearing in the
+    prompt or in a fixture file; and an expected value a Python oracle asserts (a literal of at least
+    ``MIN_VALUE_CHARS`` characters) appearing there.
+    """
+    haystacks: list[tuple[str, str]] = [("the prompt", _squash(task.prompt))]
+    for rel, path in suite_files(task.fixture):
+        text = _text(path)
+        if text is not None:
+            haystacks.append((f"fixture/{rel}", _squash(text)))
+    reasons: list[str] = []
+    for rel, path in suite_files(task.oracle):
+        text = _text(path)
+        if text is None:
+            continue
+        for lineno, line in enumerate(text.splitlines(), 1):
+            squashed = _squash(line)
+            if len(squashed) < MIN_LINE_CHARS or squashed.startswith(_BOILERPLATE):
+                continue
+            for where, hay in haystacks:
+                if squashed in hay:
+                    reasons.append(f"oracle/{rel} line {lineno} appears in {where}")
+                    break
+        if rel.endswith(".py"):
+            for value in _asserted_values(text):
+                for where, hay in haystacks:
+                    if value in hay:
+                        reasons.append(f"oracle/{rel} asserts {value!r}, which appears in {where}")
+                        break
+    return tuple(dict.fromkeys(reasons))
+
+
+def freeze(suite: Suite) -> Lock:
+    """Hash the suite and find leaks (pure: writes nothing)."""
+    task_hashes = {task.id: _task_hash(task) for task in suite.tasks}
+    h = _Hasher()
+    h.put("schema", LOCK_SCHEMA)
+    h.put("budget", _canonical(_budget(suite)))
+    for task_id in sorted(task_hashes):
+        h.put("task", task_id)
+        h.put("task-hash", task_hashes[task_id])
+    quarantined = {t.id: r for t in suite.tasks if (r := find_leaks(t))}
+    return Lock(
+        name=suite.name,
+        dataset_id="sha256:" + h.hexdigest(),
+        task_hashes=task_hashes,
+        quarantined=quarantined,
+        budget=_budget(suite),
+        grader_version=suite.grader_version,
+    )
+
+
+def write_lock(suite: Suite, lock: Lock) -> Path:
+    """Write ``suite.lock.json`` beside ``suite.toml`` (whole or not at all)."""
+    path = suite.lock_path
+    tmp = path.with_suffix(".json.partial")
+    tmp.write_text(json.dumps(lock.to_dict(), indent=2) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def read_lock(suite: Suite) -> dict[str, Any] | None:
+    """The lock as written, or None when there is none."""
+    path = suite.lock_path
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except ValueError as exc:
+        raise SuiteError(f"{path}: not valid JSON ({exc}): freeze the suite again") from None
+    if not isinstance(data, dict) or data.get("schema") != LOCK_SCHEMA:
+        raise SuiteError(f"{path}: not a {LOCK_SCHEMA} lock: freeze the suite again")
+    return data
+
+
+@dataclass(frozen=True)
+class LockCheck:
+    """Whether the lock on disk still matches the suite's files."""
+
+    current: Lock
+    locked_id: str | None
+    """The dataset_id in the lock (None: no lock)."""
+    changed: tuple[str, ...]
+    """What differs, one line each (tasks added, removed or changed; the budget)."""
+
+    @property
+    def matches(self) -> bool:
+        """True when the lock exists and every hash agrees."""
+        return self.locked_id is not None and self.locked_id == self.current.dataset_id
+
+
+def check_lock(root: str | Path) -> LockCheck:
+    """Re-hash the suite and compare with its lock."""
+    suite = load_suite(root)
+    current = freeze(suite)
+    data = read_lock(suite)
+    if data is None:
+        return LockCheck(current, None, (f"no lock: run 'trialbook suite freeze {suite.root}'",))
+    changed: list[str] = []
+    old = data.get("task_hashes", {})
+    new = current.task_hashes
+    for task_id in sorted(set(old) | set(new)):
+        if task_id not in new:
+            changed.append(f"task {task_id!r} was removed")
+        elif task_id not in old:
+            changed.append(f"task {task_id!r} was added")
+        elif old[task_id] != new[task_id]:
+            changed.append(f"task {task_id!r} changed (prompt, fixture, oracle or settings)")
+    if data.get("budget") != current.budget:
+        changed.append(f"the budget changed: {data.get('budget')} -> {current.budget}")
+    locked_id = data.get("dataset_id")
+    if locked_id != current.dataset_id and not changed:
+        changed.append("the lock's dataset_id does not match the files")
+    return LockCheck(current, locked_id if isinstance(locked_id, str) else "", tuple(changed))

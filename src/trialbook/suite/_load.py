@@ -1,0 +1,346 @@
+"""Reading a suite from disk: ``suite.toml`` and ``tasks/<id>/task.toml``, every key checked.
+
+A malformed suite is a :class:`SuiteError` with one line per problem, each naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trialbook.errors import TrialbookError
+
+__all__ = ["LOCK_NAME", "Suite", "SuiteError", "Task", "load_suite"]
+
+LOCK_NAME = "suite.lock.json"
+DEFAULT_GRADER_TIMEOUT_S = 120.0
+_TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class SuiteError(TrialbookError, ValueError):
+    """A suite that cannot be frozen or run; each problem names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of a suite, as declared on disk."""
+
+    id: str
+    dir: Path
+    prompt: str
+    """The prompt text (from ``prompt`` or the file ``prompt_file`` names)."""
+    grader: str
+    """Shell command run in the workspace after the agent; exit 0 = pass."""
+    timeout_s: float
+    """Wall-clock limit of one attempt (the task's own, else the suite's)."""
+    grader_timeout_s: float
+    stratum: str | None = None
+    weight: float | None = None
+    network: bool = False
+    """Whether the agent may reach the network (bwrap tier; opt-in per task)."""
+
+    @property
+    def fixture(self) -> Path:
+        """Copied into each attempt's fresh workspace."""
+        return self.dir / "fixture"
+
+    @property
+    def oracle(self) -> Path:
+        """Seen only by the grader (may be absent: an empty oracle)."""
+        return self.dir / "oracle"
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A suite on disk: tasks plus the budget every attempt gets."""
+
+    root: Path
+    name: str
+    k: int
+    timeout_s: float
+    temperature: float | None
+    seeds: tuple[int, ...]
+    """One seed per attempt index, the same for every system run on the suite."""
+    tasks: tuple[Task, ...]
+    tiers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    strata: tuple[str, ...] = ()
+    grader_version: str | None = None
+    description: str | None = None
+
+    @property
+    def lock_path(self) -> Path:
+        """Where ``trialbook suite freeze`` writes the lock."""
+        return self.root / LOCK_NAME
+
+    def task(self, task_id: str) -> Task:
+        """The task with this id."""
+        return next(t for t in self.tasks if t.id == task_id)
+
+
+_SUITE_KEYS = {
+    "name": "suite name",
+    "description": "free text",
+    "k": "attempts per task",
+    "timeout_s": "wall-clock limit per attempt, seconds",
+    "grader_timeout_s": "limit for one grader run, seconds",
+    "temperature": "sampling temperature given to the agent",
+    "seeds": "one integer per attempt index",
+    "weights": "table: task id -> weight",
+    "strata": "list of the strata tasks may declare",
+    "tiers": "table: tier name -> list of task ids",
+    "grader_version": "version string of the suite's graders",
+}
+_TASK_KEYS = {
+    "prompt": "prompt text",
+    "prompt_file": "file (in the task folder) holding the prompt",
+    "grader": "shell command, exit 0 = pass",
+    "stratum": "task family",
+    "weight": "task weight",
+    "timeout_s": "this task's wall-clock limit",
+    "grader_timeout_s": "this task's grader limit",
+    "network": "true to let the agent reach the network",
+    "description": "free text",
+}
+
+
+class _Checker:
+    """Collects problems as ``file: key: message`` lines."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def add(self, where: Path | str, key: str | None, message: str) -> None:
+        self.problems.append(f"{where}: {key}: {message}" if key else f"{where}: {message}")
+
+    def unknown(self, where: Path, data: Mapping[str, Any], allowed: Mapping[str, str]) -> None:
+        for key in data:
+            if key not in allowed:
+                hint = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.7)
+                extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+                self.add(where, key, f"unknown key{extra}; allowed: {', '.join(sorted(allowed))}")
+
+    def number(
+        self, where: Path, data: Mapping[str, Any], key: str, *, low: float, open_low: bool
+    ) -> float | None:
+        if key not in data:
+            return None
+        value = data[key]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            self.add(where, key, f"expected a number, got {value!r}")
+            return None
+        if value < low or (open_low and value == low):
+            self.add(where, key, f"must be {'>' if open_low else '>='} {low:g}, got {value!r}")
+            return None
+        return float(value)
+
+    def text(self, where: Path, data: Mapping[str, Any], key: str) -> str | None:
+        if key not in data:
+            return None
+        value = data[key]
+        if not isinstance(value, str) or not value.strip():
+            self.add(where, key, f"expected a non-empty string, got {value!r}")
+            return None
+        return value
+
+
+def _read_toml(path: Path, check: _Checker) -> dict[str, Any] | None:
+    if not path.is_file():
+        check.add(path, None, "missing file")
+        return None
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        check.add(path, None, f"not valid TOML: {exc}")
+    except UnicodeDecodeError as exc:
+        check.add(path, None, f"not UTF-8 text: {exc.reason}")
+    return None
+
+
+def load_suite(root: str | Path) -> Suite:
+    """Read and check a suite folder. Raises :class:`SuiteError` listing every problem."""
+    root = Path(root)
+    check = _Checker()
+    if not root.is_dir():
+        raise SuiteError(f"{root}: no such suite folder")
+    path = root / "suite.toml"
+    data = _read_toml(path, check)
+    if data is None:
+        raise SuiteError(check.problems)
+    check.unknown(path, data, _SUITE_KEYS)
+    name = check.text(path, data, "name")
+    if "name" not in data:
+        check.add(path, "name", "required")
+    k = 0
+    if "k" not in data:
+        check.add(path, "k", "required (attempts per task, >= 1)")
+    elif isinstance(data["k"], bool) or not isinstance(data["k"], int):
+        check.add(path, "k", f"expected a whole number >= 1, got {data['k']!r}")
+    elif data["k"] < 1:
+        check.add(path, "k", f"must be >= 1, got {data['k']}")
+    else:
+        k = data["k"]
+    timeout = check.number(path, data, "timeout_s", low=0, open_low=True)
+    if "timeout_s" not in data:
+        check.add(path, "timeout_s", "required (wall-clock limit per attempt, seconds)")
+    grader_timeout = check.number(path, data, "grader_timeout_s", low=0, open_low=True)
+    temperature = check.number(path, data, "temperature", low=0, open_low=False)
+    seeds: tuple[int, ...] = tuple(range(k))
+    if "seeds" in data:
+        raw = data["seeds"]
+        if not isinstance(raw, list) or not all(
+            isinstance(s, int) and not isinstance(s, bool) for s in raw
+        ):
+            check.add(path, "seeds", f"expected a list of whole numbers, got {raw!r}")
+        elif k and len(raw) != k:
+            check.add(path, "seeds", f"expected one seed per attempt index ({k}), got {len(raw)}")
+        else:
+            seeds = tuple(raw)
+    strata: tuple[str, ...] = ()
+    if "strata" in data:
+        raw = data["strata"]
+        if not isinstance(raw, list) or not all(isinstance(s, str) and s for s in raw):
+            check.add(path, "strata", f"expected a list of names, got {raw!r}")
+        else:
+            strata = tuple(raw)
+    grader_version = check.text(path, data, "grader_version")
+
+    tasks_dir = root / "tasks"
+    task_dirs = sorted(p for p in tasks_dir.iterdir() if p.is_dir()) if tasks_dir.is_dir() else []
+    if not task_dirs:
+        check.add(tasks_dir, None, "no task folders (expected tasks/<id>/task.toml)")
+    weights_raw = data.get("weights", {})
+    if not isinstance(weights_raw, dict):
+        check.add(path, "weights", "expected a table: task id = weight")
+        weights_raw = {}
+    tasks: list[Task] = []
+    for tdir in task_dirs:
+        task = _load_task(
+            tdir,
+            check,
+            timeout=timeout or 1.0,
+            grader_timeout=grader_timeout or DEFAULT_GRADER_TIMEOUT_S,
+            strata=strata,
+            suite_weight=weights_raw.get(tdir.name),
+        )
+        if task is not None:
+            tasks.append(task)
+    ids = {t.name for t in task_dirs}
+    for task_id, w in weights_raw.items():
+        where = f"weights.{task_id}"
+        if task_id not in ids:
+            check.add(path, where, f"names no task (tasks: {', '.join(sorted(ids))})")
+        elif isinstance(w, bool) or not isinstance(w, int | float) or not w > 0:
+            check.add(path, where, f"expected a number > 0, got {w!r}")
+    tiers: dict[str, tuple[str, ...]] = {}
+    raw_tiers = data.get("tiers", {})
+    if not isinstance(raw_tiers, dict):
+        check.add(path, "tiers", "expected a table: tier name = [task ids]")
+        raw_tiers = {}
+    for tier, members in raw_tiers.items():
+        where = f"tiers.{tier}"
+        if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+            check.add(path, where, f"expected a list of task ids, got {members!r}")
+            continue
+        for m in members:
+            if m not in ids:
+                hint = difflib.get_close_matches(m, sorted(ids), n=1)
+                extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+                check.add(path, where, f"names unknown task {m!r}{extra}")
+        tiers[tier] = tuple(members)
+    if check.problems:
+        raise SuiteError(check.problems)
+    assert name is not None
+    assert timeout is not None
+    return Suite(
+        root=root,
+        name=name,
+        k=k,
+        timeout_s=timeout,
+        temperature=temperature,
+        seeds=seeds,
+        tasks=tuple(tasks),
+        tiers=tiers,
+        strata=strata,
+        grader_version=grader_version,
+        description=data.get("description"),
+    )
+
+
+def _load_task(
+    tdir: Path,
+    check: _Checker,
+    *,
+    timeout: float,
+    grader_timeout: float,
+    strata: tuple[str, ...],
+    suite_weight: object,
+) -> Task | None:
+    before = len(check.problems)
+    if not _TASK_ID.match(tdir.name):
+        check.add(tdir, None, "task id must be letters, digits, '.', '_' or '-'")
+    path = tdir / "task.toml"
+    data = _read_toml(path, check)
+    if data is None:
+        return None
+    check.unknown(path, data, _TASK_KEYS)
+    prompt = check.text(path, data, "prompt")
+    prompt_file = check.text(path, data, "prompt_file")
+    if "prompt" in data and "prompt_file" in data:
+        check.add(path, "prompt", "give prompt or prompt_file, not both")
+    elif "prompt" not in data and "prompt_file" not in data:
+        check.add(path, "prompt", "required (or prompt_file)")
+    elif prompt_file is not None:
+        pfile = (tdir / prompt_file).resolve()
+        if not pfile.is_relative_to(tdir.resolve()) or not pfile.is_file():
+            check.add(path, "prompt_file", f"no file {prompt_file!r} in {tdir}")
+        else:
+            prompt = pfile.read_text(encoding="utf-8")
+    grader = check.text(path, data, "grader")
+    if "grader" not in data:
+        check.add(path, "grader", "required: the shell command that judges the workspace")
+    stratum = check.text(path, data, "stratum")
+    if stratum is not None and strata and stratum not in strata:
+        check.add(
+            path, "stratum", f"{stratum!r} is not among the suite's strata ({', '.join(strata)})"
+        )
+    weight = check.number(path, data, "weight", low=0, open_low=True)
+    if weight is not None and suite_weight is not None:
+        check.add(path, "weight", "also set in suite.toml [weights]: declare it in one place")
+    elif (
+        weight is None
+        and isinstance(suite_weight, int | float)
+        and not isinstance(suite_weight, bool)
+    ):
+        weight = float(suite_weight)
+    task_timeout = check.number(path, data, "timeout_s", low=0, open_low=True)
+    task_grader_timeout = check.number(path, data, "grader_timeout_s", low=0, open_low=True)
+    network = data.get("network", False)
+    if not isinstance(network, bool):
+        check.add(path, "network", f"expected true or false, got {network!r}")
+    if not (tdir / "fixture").is_dir():
+        check.add(
+            tdir / "fixture", None, "missing folder (the workspace every attempt starts from)"
+        )
+    if len(check.problems) > before or prompt is None or grader is None:
+        return None
+    return Task(
+        id=tdir.name,
+        dir=tdir,
+        prompt=prompt,
+        grader=grader,
+        timeout_s=task_timeout or timeout,
+        grader_timeout_s=task_grader_timeout or grader_timeout,
+        stratum=stratum,
+        weight=weight,
+        network=bool(network),
+    )
