@@ -61,3 +61,46 @@ def matrix_rows(successes: Mapping[str, Iterable[int]], **extra: Any) -> list[di
 def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
+
+
+def make_suite(
+    root: Path,
+    tasks: Mapping[str, Mapping[str, Any]],
+    *,
+    k: int = 2,
+    timeout_s: float = 10,
+    extra: str = "",
+    freeze: bool = True,
+) -> Path:
+    """Write a suite folder: ``tasks`` maps id -> {prompt, grader, fixture: {path: text},
+    oracle: {path: text}, toml: extra task.toml lines}; freezes it unless told not to."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "suite.toml").write_text(
+        f'name = "{root.name}"\nk = {k}\ntimeout_s = {timeout_s}\ngrader_version = "test-1"\n{extra}'
+    )
+    for task_id, spec in tasks.items():
+        tdir = root / "tasks" / task_id
+        (tdir / "fixture").mkdir(parents=True, exist_ok=True)
+        lines = [
+            f"prompt = {json.dumps(spec.get('prompt', 'do the task'))}",
+            f"grader = {json.dumps(spec.get('grader', 'true'))}",
+        ]
+        lines += list(spec.get("toml", []))
+        (tdir / "task.toml").write_text("\n".join(lines) + "\n")
+        for folder in ("fixture", "oracle", "reference"):
+            for rel, text in spec.get(folder, {}).items():
+                path = tdir / folder / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+        for name, files in spec.get("decoys", {}).items():
+            for rel, text in files.items():
+                path = tdir / "decoys" / name / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+    if freeze:
+        from trialbook.suite import freeze as freeze_suite
+        from trialbook.suite import load_suite, write_lock
+
+        suite = load_suite(root)
+        write_lock(suite, freeze_suite(suite))
+    return root

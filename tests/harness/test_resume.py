@@ -1,0 +1,96 @@
+"""A harness killed at any instant (SIGKILL included) resumes exactly; Ctrl-C stops cleanly."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_suite
+from tests.harness.test_run import TIERS, alive_with
+from trialbook.harness._process import find_processes
+from trialbook.ledger import read_ledger
+
+TASKS = {f"t{i}": {"grader": "test -f done.txt"} for i in range(4)}
+# attempt 2 of every task hangs past the 1 s timeout, so a kill often lands while one is running
+AGENT = "if [ $TRIALBOOK_ATTEMPT = 2 ]; then sleep 919.5; fi; sleep 0.15; touch done.txt"
+K = 3
+
+
+def start(suite: Path, ledger: Path, tier: str, *extra: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "trialbook", "run", str(suite), "--agent", AGENT, "--ledger", str(ledger),
+         "--jobs", "2", "--sandbox", tier, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
+def check_ledger(ledger: Path) -> None:
+    rows = read_ledger(ledger)  # validates: no duplicate (run, task, attempt), no contradiction
+    keys = set(
+        zip(rows.text("task_id").tolist(), rows.values["attempt_index"].tolist(), strict=True)
+    )
+    assert len(keys) == len(rows) == len(TASKS) * K
+    with sqlite3.connect(ledger) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        starts = conn.execute("SELECT count(*) FROM attempt_starts").fetchone()[0]
+        cut = conn.execute(
+            "SELECT coalesce(sum(json_extract(detail, '$.cut_off')), 0) FROM run_events WHERE event = 'resumed'"
+        ).fetchone()[0]
+    # every start either produced its row or was recorded as cut off when the run resumed
+    assert starts == len(rows) + cut
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tier", TIERS)
+def test_sigkill_at_random_moments_then_resume(tmp_path: Path, tier: str) -> None:
+    suite = make_suite(tmp_path / "suite", TASKS, k=K, timeout_s=1)
+    ledger = tmp_path / "out" / "ledger.db"
+    rng = random.Random(20261130)
+    proc = start(suite, ledger, tier, "--run-id", "r1", "--system", "s")
+    kills = 0
+    for _ in range(4):
+        time.sleep(rng.uniform(0.3, 1.5))
+        if proc.poll() is not None:
+            break
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        kills += 1
+        proc = start(suite, ledger, tier, "--resume", "r1")
+    err, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    assert kills >= 2
+    check_ledger(ledger)
+    assert not find_processes("r1/", prefix=True)
+    assert not alive_with("919.5")
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path: Path, tier: str) -> None:
+    suite = make_suite(tmp_path / "suite", TASKS, k=K, timeout_s=1)
+    ledger = tmp_path / "out" / "ledger.db"
+    proc = start(suite, ledger, tier, "--run-id", "r1")
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    err, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    assert b"stopping (SIGINT)" in err and b"--resume r1" in err
+    assert not find_processes("r1/", prefix=True)
+    with sqlite3.connect(ledger) as conn:
+        events = [e for (e,) in conn.execute("SELECT event FROM run_events ORDER BY id")]
+    assert events == ["started", "interrupted"]
+    proc = start(suite, ledger, tier, "--resume", "r1")
+    err, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    check_ledger(ledger)
+    with sqlite3.connect(ledger) as conn:
+        events = [e for (e,) in conn.execute("SELECT event FROM run_events ORDER BY id")]
+    assert events == ["started", "interrupted", "resumed", "finished"]

@@ -1,0 +1,351 @@
+"""The harness against adversarial agents, in both sandbox tiers: hangs, escaping children, secret
+readers, oracle readers, network callers; the usage file, the grader's timeout, a stale lock."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import make_suite
+from trialbook.cli import main
+from trialbook.harness import RunOptions, run_suite
+from trialbook.harness._process import find_processes
+from trialbook.harness._sandbox import bwrap_problem
+from trialbook.ledger import ledger_rows, read_ledger
+
+
+def _tier_param(tier: str) -> Any:
+    if tier == "bwrap" and bwrap_problem():
+        if os.environ.get("CI"):
+            return pytest.param(
+                tier, marks=pytest.mark.xfail(reason=str(bwrap_problem()), strict=True, run=False)
+            )
+        return pytest.param(
+            tier, marks=pytest.mark.skip(reason=f"{bwrap_problem()} (CI installs it)")
+        )
+    return tier
+
+
+TIERS = [_tier_param("process"), _tier_param("bwrap")]
+
+
+def test_bwrap_works_in_ci() -> None:
+    """CI installs bubblewrap (.ci/run): the bwrap tier must be tested there, not skipped."""
+    if os.environ.get("CI"):
+        assert bwrap_problem() is None
+
+
+def run(
+    tmp_path: Path, tasks: dict[str, dict[str, Any]], agent: str, tier: str, **kw: Any
+) -> list[dict[str, Any]]:
+    suite = make_suite(
+        tmp_path / "suite", tasks, k=kw.pop("k", 1), timeout_s=kw.pop("timeout_s", 10)
+    )
+    ledger = tmp_path / "out" / "ledger.db"
+    result = run_suite(
+        RunOptions(
+            suite=suite, agent=agent, ledger=ledger, system="test", sandbox=tier, grace_s=0.5, **kw
+        )
+    )
+    assert not result.interrupted
+    rows = list(ledger_rows(read_ledger(ledger)))
+    assert not find_processes(f"{result.run_id}/", prefix=True)
+    return rows
+
+
+def transcript(tmp_path: Path, row: dict[str, Any], name: str = "agent.stdout") -> str:
+    return (tmp_path / "out" / str(row["transcript"]) / name).read_text()
+
+
+def alive_with(marker: str) -> list[int]:
+    """Live processes whose command line contains ``marker``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ")
+                state = Path(f"/proc/{entry.name}/stat").read_text().split(") ")[-1][0]
+            except OSError:
+                continue
+            if marker.encode() in cmdline and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+CHECK = {"grader": "test -f done.txt"}
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_hanging_agent_is_timed_out_and_killed(tmp_path: Path, tier: str) -> None:
+    (row,) = run(tmp_path, {"t": CHECK}, "touch done.txt; sleep 911.25", tier, timeout_s=1)
+    assert row["timed_out"] is True and row["passed"] is False and row["status"] == "timed_out"
+    assert 1.0 <= row["elapsed_s"] < 3.0
+    assert "timeout" in row["error"]
+    assert not alive_with("911.25")
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_children_that_escape_with_setsid_and_double_forks_are_killed(
+    tmp_path: Path, tier: str
+) -> None:
+    agent = (
+        "setsid sh -c 'sleep 912.5' & "
+        "( ( sleep 913.5 & ) & ) ; "
+        "nohup sh -c 'cd /; exec sleep 914.5' >/dev/null 2>&1 & "
+        "touch done.txt"
+    )
+    (row,) = run(tmp_path, {"t": CHECK}, agent, tier)
+    assert row["passed"] is True and row["timed_out"] is False
+    if tier == "process":  # in bwrap they die with the sandbox's pid namespace, before any sweep
+        assert "left behind were killed" in row["error"]
+    for marker in ("912.5", "913.5", "914.5"):
+        assert not alive_with(marker), marker
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_escaping_children_of_a_hanging_agent_die_with_it(tmp_path: Path, tier: str) -> None:
+    agent = "setsid sh -c 'trap \"\" TERM; sleep 915.5' & ( ( sleep 916.5 & ) & ); sleep 917.5"
+    (row,) = run(tmp_path, {"t": CHECK}, agent, tier, timeout_s=1)
+    assert row["timed_out"] is True
+    for marker in ("915.5", "916.5", "917.5"):
+        assert not alive_with(marker), marker
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_harness_environment_does_not_reach_the_agent(
+    tmp_path: Path, tier: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TB_TEST_SECRET", "hunter2-do-not-leak")
+    agent = (
+        "env; echo ---; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null; "
+        "echo ---; echo TRIALBOOK_TASK_ID=$TRIALBOOK_TASK_ID ATTEMPT=$TRIALBOOK_ATTEMPT SEED=$TRIALBOOK_SEED; "
+        "cat $TRIALBOOK_PROMPT_FILE; touch done.txt"
+    )
+    (row,) = run(tmp_path, {"t": {**CHECK, "prompt": "the prompt text"}}, agent, tier)
+    out = transcript(tmp_path, row)
+    env_part, proc_part, rest = out.split("---\n")
+    assert "hunter2" not in env_part
+    assert "TRIALBOOK_TASK_ID=t ATTEMPT=0 SEED=0" in rest and "the prompt text" in rest
+    for name in ("PATH", "HOME", "LANG", "TRIALBOOK_USAGE_FILE", "TRIALBOOK_TEMPERATURE"):
+        assert f"\n{name}=" in "\n" + env_part
+    if tier == "bwrap":  # its own pid namespace: the harness's /proc/<pid>/environ is not there
+        assert "hunter2" not in proc_part
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_passed_env_is_the_only_way_in(
+    tmp_path: Path, tier: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TB_API_KEY", "allowed-value")
+    (row,) = run(
+        tmp_path,
+        {"t": CHECK},
+        "echo key=$TB_API_KEY; touch done.txt",
+        tier,
+        pass_env={"TB_API_KEY": "allowed-value"},
+    )
+    assert "key=allowed-value" in transcript(tmp_path, row)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_oracle_by_the_suites_absolute_path(tmp_path: Path, tier: str) -> None:
+    oracle = tmp_path / "suite" / "tasks" / "t" / "oracle" / "answer.txt"
+    agent = f"cat {oracle} > stolen.txt 2>/dev/null; cat stolen.txt"
+    grader = (
+        'grep -q "the-answer-42" stolen.txt && cmp -s stolen.txt "$TRIALBOOK_ORACLE_DIR/answer.txt"'
+    )
+    (row,) = run(
+        tmp_path,
+        {"t": {"grader": grader, "oracle": {"answer.txt": "the-answer-42\n"}}},
+        agent,
+        tier,
+    )
+    if tier == "bwrap":
+        assert row["passed"] is False
+        assert "the-answer-42" not in transcript(tmp_path, row)
+    else:  # the process tier does not hide files (docs/harness.md says so)
+        assert row["passed"] is True
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_ledger_and_transcripts_are_hidden_in_bwrap(tmp_path: Path, tier: str) -> None:
+    out = tmp_path / "out"
+    agent = f"ls {out} {out}/ledger.transcripts 2>&1; touch done.txt"
+    (row,) = run(tmp_path, {"t": CHECK}, agent, tier)
+    listing = transcript(tmp_path, row)
+    if tier == "bwrap":
+        assert "ledger.db" not in listing
+    else:
+        assert "ledger.db" in listing
+
+
+@pytest.fixture()
+def loopback_server() -> Any:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            conn.sendall(b"hello-from-host\n")
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    server.close()
+
+
+CONNECT = (
+    'python -c "import socket,sys\n'
+    "try:\n s=socket.create_connection(('127.0.0.1', {port}), timeout=2); print(s.recv(64).decode().strip())\n"
+    "except OSError as e: print('refused', e)\" ; touch done.txt"
+)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+@pytest.mark.parametrize("network", [False, True])
+def test_a_loopback_server_is_unreachable_without_opt_in(
+    tmp_path: Path, tier: str, network: bool, loopback_server: int
+) -> None:
+    task = {**CHECK, "toml": ["network = true"] if network else []}
+    (row,) = run(tmp_path, {"t": task}, CONNECT.format(port=loopback_server), tier)
+    out = transcript(tmp_path, row)
+    if tier == "bwrap" and not network:
+        assert "refused" in out and "hello-from-host" not in out
+    else:  # the process tier has no network isolation; a task that opts in gets the network
+        assert "hello-from-host" in out
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_usage_lines_are_summed_into_the_row(tmp_path: Path, tier: str) -> None:
+    agent = (
+        'echo \'{"tokens_in": 100, "tokens_out": 7, "cost": 0.25, "tool_calls": 2}\' >> $TRIALBOOK_USAGE_FILE; '
+        'echo \'{"tokens_in": 50, "cost": 0.5, "helper_calls": 1, "cache_hit": true}\' >> $TRIALBOOK_USAGE_FILE; '
+        "echo 'not json' >> $TRIALBOOK_USAGE_FILE; "
+        "echo '{\"cots\": 1}' >> $TRIALBOOK_USAGE_FILE; touch done.txt"
+    )
+    (row,) = run(tmp_path, {"t": CHECK}, agent, tier)
+    assert (row["tokens_in"], row["tokens_out"], row["cost"], row["tool_calls"]) == (
+        150,
+        7,
+        0.75,
+        2,
+    )
+    assert row["helper_calls"] == 1 and row["cache_hit"] is True
+    assert "usage line 3: not JSON" in row["error"]
+    assert "usage line 4: unknown key 'cots'" in row["error"]
+
+
+def test_no_usage_means_unknown_not_zero(tmp_path: Path) -> None:
+    (row,) = run(tmp_path, {"t": CHECK}, "touch done.txt", "process")
+    assert row["cost"] is None and row["tokens_in"] is None and row["cache_hit"] is None
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_graders_own_timeout(tmp_path: Path, tier: str) -> None:
+    task = {"grader": "sleep 918.5", "toml": ["grader_timeout_s = 1"]}
+    (row,) = run(tmp_path, {"t": task}, "true", tier)
+    assert row["passed"] is False and row["timed_out"] is False and row["status"] == "failed"
+    assert "grader stopped at its 1 s timeout" in row["error"]
+    assert not alive_with("918.5")
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_crashing_agent_is_a_failed_attempt_and_partial_credit_is_kept(
+    tmp_path: Path, tier: str
+) -> None:
+    task = {"grader": "echo '{\"score\": 0.5}'; exit 1"}
+    (row,) = run(tmp_path, {"t": task}, "kill -SEGV $$", tier)
+    assert row["status"] == "failed" and row["score"] == 0.5
+    assert "killed by signal" in row["error"] or "exited with" in row["error"]
+
+
+def test_the_grader_sees_the_oracle_and_the_agents_workspace(tmp_path: Path) -> None:
+    task = {
+        "grader": 'cmp -s answer.txt "$TRIALBOOK_ORACLE_DIR/expected.txt"',
+        "oracle": {"expected.txt": "42\n"},
+    }
+    rows = run(
+        tmp_path, {"t": task}, "echo $((40 + TRIALBOOK_ATTEMPT)) > answer.txt", "process", k=3
+    )
+    assert [r["passed"] for r in sorted(rows, key=lambda r: r["attempt_index"])] == [
+        False,
+        False,
+        True,
+    ]
+    assert [r["seed"] for r in sorted(rows, key=lambda r: r["attempt_index"])] == [0, 1, 2]
+
+
+def test_each_attempt_starts_from_the_frozen_fixture(tmp_path: Path) -> None:
+    task = {"grader": "test $(cat count.txt) = 1", "fixture": {"count.txt": "0\n"}}
+    rows = run(
+        tmp_path, {"t": task}, "echo $(( $(cat count.txt) + 1 )) > count.txt", "process", k=3
+    )
+    assert all(r["passed"] for r in rows)  # no attempt sees another's edit
+
+
+def test_a_stale_or_missing_lock_is_refused(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path / "suite", {"t": CHECK})
+    (suite / "tasks" / "t" / "fixture" / "extra.txt").write_text("changed after freezing")
+    ledger = tmp_path / "ledger.db"
+    out = CliRunner().invoke(main, ["run", str(suite), "--agent", "true", "--ledger", str(ledger)])
+    assert out.exit_code == 2
+    assert (
+        "the suite lock is stale or missing" in out.output
+        and "trialbook suite freeze" in out.output
+    )
+    assert not ledger.exists()
+    (suite / "suite.lock.json").unlink()
+    out = CliRunner().invoke(main, ["run", str(suite), "--agent", "true", "--ledger", str(ledger)])
+    assert out.exit_code == 2 and "no lock" in out.output
+
+
+def test_quarantined_tasks_are_not_run(tmp_path: Path) -> None:
+    leaky = {
+        "grader": "true",
+        "fixture": {"t.py": "assert answer() == 'forty-two'\n"},
+        "oracle": {"t.py": "assert answer() == 'forty-two'\n"},
+    }
+    rows = run(tmp_path, {"ok": CHECK, "leaky": leaky}, "touch done.txt", "process")
+    assert [r["task_id"] for r in rows] == ["ok"]
+
+
+def test_rows_record_identity_budget_and_sandbox(tmp_path: Path) -> None:
+    (row,) = run(tmp_path, {"t": CHECK}, "touch done.txt", "process", model_version="m-1")
+    suite_lock = (tmp_path / "suite" / "suite.lock.json").read_text()
+    assert row["dataset_id"] in suite_lock
+    assert row["sandbox"] == "process" and row["grader_version"] == "test-1"
+    assert row["harness_version"].startswith("trialbook ") and row["model_version"] == "m-1"
+    assert row["fixture_hash"].startswith("sha256:") and row["k_budget"] == 1
+    assert row["started_at"] <= row["finished_at"]
+    with sqlite3.connect(tmp_path / "out" / "ledger.db") as conn:
+        (events,) = conn.execute("SELECT group_concat(event) FROM run_events").fetchone()
+    assert events == "started,finished"
+
+
+def test_infra_errors_are_rows_not_crashes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import trialbook.harness._attempt as attempt
+
+    def broken(*_: Any, **__: Any) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(attempt.shutil, "copytree", broken)
+    (row,) = run(tmp_path, {"t": CHECK}, "touch done.txt", "process")
+    assert row["status"] == "infra_error" and row["passed"] is False
+    assert "harness error" in row["error"] and "No space left" in row["error"]
