@@ -758,47 +758,77 @@ def export(ledger: Path, run_id: str | None, fmt: str, output: Path | None) -> N
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("demo-output"),
     show_default=True,
-    help="Folder for the ledger and reports.",
+    help="Folder for the ledger, raw output and reports.",
 )
-@click.option("--tasks", default=300, show_default=True, help="Simulated tasks.")
-@click.option("--attempts", default=5, show_default=True, help="Simulated attempts per task.")
+@click.option("--jobs", default=2, show_default=True, help="Attempts run at once.")
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "process"]),
+    default="auto",
+    show_default=True,
+    help=_SANDBOX_HELP,
+)
 @_user_errors
-def demo(out: Path, tasks: int, attempts: int) -> None:
-    """Simulate two agents (SIMULATED data, no agent is run), score both and compare them."""
+def demo(out: Path, jobs: int, sandbox: str) -> None:
+    """Run two SIMULATED agents on the bundled suite through the harness, score both, compare them.
+
+    The suite is real (small Python tasks with real tests); the agents are simulators that apply a
+    correct or a plausible wrong fix by seeded chance, sometimes hang or leave a process behind.
+    """
+    import sys as _sys
+    from datetime import UTC, datetime
+
     from rich.console import Console
 
     from trialbook import report as render
-    from trialbook.demo import write_synthetic_ledger
-    from trialbook.errors import ArgumentError
-    from trialbook.scoring import score_file
-
-    if tasks < 2 or attempts < 1:
-        raise ArgumentError(f"--tasks must be >= 2 and --attempts >= 1, got {tasks} and {attempts}")
     from trialbook.comparing import compare_runs
+    from trialbook.demo import SUITE_DIR
+    from trialbook.harness import RunOptions, run_suite
+    from trialbook.scoring import score_file
 
     console = Console()
     console.print(
-        f"[bold yellow]SIMULATED DATA[/] — two synthetic agents (baseline, and a candidate with a small "
-        f"true lift) on the same {tasks} synthetic tasks, {attempts} attempts each, seeded. No model or "
-        "agent was run; these numbers show the method, not a system."
+        "[bold yellow]SIMULATED AGENTS[/] — the suite is real (21 small Python tasks with real tests, "
+        "one more quarantined for a leaked oracle), but both agents are simulators: no model is "
+        "called. Each applies a correct or a plausible wrong fix by seeded chance (the candidate a "
+        "little more often), sometimes hangs past the timeout or leaves a process behind. These "
+        "numbers show the method, not a system."
     )
-    ledgers = {}
-    for name, lift in (("baseline", 0.0), ("candidate", 0.06)):
-        ledger = out / f"{name}.jsonl"
-        write_synthetic_ledger(
-            ledger, tasks=tasks, attempts=attempts, system=f"simulated-{name}", lift=lift
-        )
-        ledgers[name] = ledger
-        report = score_file(ledger)
+    out.mkdir(parents=True, exist_ok=True)
+    ledger = out / "ledger.db"
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    runs: dict[str, str] = {}
+    for name in ("baseline", "candidate"):
+        console.print(f"\n[bold]{name}[/]: k attempts per task through the harness ...")
+        with _progress() as progress:
+            result = run_suite(
+                RunOptions(
+                    suite=SUITE_DIR,
+                    agent=f"{_sys.executable} -m trialbook.demo.agent {name}",
+                    ledger=ledger,
+                    system=f"simulated-{name}",
+                    run_id=f"{name}-{stamp}",
+                    jobs=jobs,
+                    sandbox=sandbox,
+                    model_version="simulator",
+                ),
+                progress=progress,
+            )
+        console.print(render.run_text(result))
+        runs[name] = result.run_id
+    for name, run_id in runs.items():
+        report = score_file(ledger, run=run_id)
         console.print(render.score_table(report))
         (out / f"{name}-score.json").write_text(render.to_json(render.score_to_dict(report)) + "\n")
         (out / f"{name}-score.md").write_text(render.score_markdown(report))
-    result = compare_runs(str(ledgers["baseline"]), str(ledgers["candidate"]))
-    console.print(render.compare_text(result), markup=False)
-    (out / "compare.json").write_text(render.to_json(render.compare_to_dict(result)) + "\n")
-    (out / "compare.md").write_text(render.compare_text(result, markdown=True))
+    result_cmp = compare_runs(f"{ledger}:{runs['baseline']}", f"{ledger}:{runs['candidate']}")
+    console.print(render.compare_text(result_cmp), markup=False)
+    (out / "compare.json").write_text(render.to_json(render.compare_to_dict(result_cmp)) + "\n")
+    (out / "compare.md").write_text(render.compare_text(result_cmp, markdown=True))
     console.print(
-        f"everything is in {out}/: ledgers (*.jsonl), scorecards (*-score.json/md), compare.json/md"
+        f"\neverything is in {out}/: ledger.db (both runs; export with 'trialbook export'), "
+        f"ledger.transcripts/ (raw agent and grader output per attempt), "
+        f"baseline-score.json/md, candidate-score.json/md, compare.json/md"
     )
 
 

@@ -82,7 +82,8 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path: Path, tier: str) -> 
     proc.send_signal(signal.SIGINT)
     err, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()
-    assert b"stopping (SIGINT)" in err and b"--resume r1" in err
+    assert b"stopping (SIGINT)" in err
+    assert b"--resume r1" in err
     assert not find_processes("r1/", prefix=True)
     with sqlite3.connect(ledger) as conn:
         events = [e for (e,) in conn.execute("SELECT event FROM run_events ORDER BY id")]

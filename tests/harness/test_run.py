@@ -85,7 +85,9 @@ CHECK = {"grader": "test -f done.txt"}
 @pytest.mark.parametrize("tier", TIERS)
 def test_a_hanging_agent_is_timed_out_and_killed(tmp_path: Path, tier: str) -> None:
     (row,) = run(tmp_path, {"t": CHECK}, "touch done.txt; sleep 911.25", tier, timeout_s=1)
-    assert row["timed_out"] is True and row["passed"] is False and row["status"] == "timed_out"
+    assert row["timed_out"] is True
+    assert row["passed"] is False
+    assert row["status"] == "timed_out"
     assert 1.0 <= row["elapsed_s"] < 3.0
     assert "timeout" in row["error"]
     assert not alive_with("911.25")
@@ -102,7 +104,8 @@ def test_children_that_escape_with_setsid_and_double_forks_are_killed(
         "touch done.txt"
     )
     (row,) = run(tmp_path, {"t": CHECK}, agent, tier)
-    assert row["passed"] is True and row["timed_out"] is False
+    assert row["passed"] is True
+    assert row["timed_out"] is False
     if tier == "process":  # in bwrap they die with the sandbox's pid namespace, before any sweep
         assert "left behind were killed" in row["error"]
     for marker in ("912.5", "913.5", "914.5"):
@@ -132,7 +135,8 @@ def test_the_harness_environment_does_not_reach_the_agent(
     out = transcript(tmp_path, row)
     env_part, proc_part, rest = out.split("---\n")
     assert "hunter2" not in env_part
-    assert "TRIALBOOK_TASK_ID=t ATTEMPT=0 SEED=0" in rest and "the prompt text" in rest
+    assert "TRIALBOOK_TASK_ID=t ATTEMPT=0 SEED=0" in rest
+    assert "the prompt text" in rest
     for name in ("PATH", "HOME", "LANG", "TRIALBOOK_USAGE_FILE", "TRIALBOOK_TEMPERATURE"):
         assert f"\n{name}=" in "\n" + env_part
     if tier == "bwrap":  # its own pid namespace: the harness's /proc/<pid>/environ is not there
@@ -186,7 +190,7 @@ def test_the_ledger_and_transcripts_are_hidden_in_bwrap(tmp_path: Path, tier: st
         assert "ledger.db" in listing
 
 
-@pytest.fixture()
+@pytest.fixture
 def loopback_server() -> Any:
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -227,7 +231,8 @@ def test_a_loopback_server_is_unreachable_without_opt_in(
     (row,) = run(tmp_path, {"t": task}, CONNECT.format(port=loopback_server), tier)
     out = transcript(tmp_path, row)
     if tier == "bwrap" and not network:
-        assert "refused" in out and "hello-from-host" not in out
+        assert "refused" in out
+        assert "hello-from-host" not in out
     else:  # the process tier has no network isolation; a task that opts in gets the network
         assert "hello-from-host" in out
 
@@ -247,21 +252,26 @@ def test_usage_lines_are_summed_into_the_row(tmp_path: Path, tier: str) -> None:
         0.75,
         2,
     )
-    assert row["helper_calls"] == 1 and row["cache_hit"] is True
+    assert row["helper_calls"] == 1
+    assert row["cache_hit"] is True
     assert "usage line 3: not JSON" in row["error"]
     assert "usage line 4: unknown key 'cots'" in row["error"]
 
 
 def test_no_usage_means_unknown_not_zero(tmp_path: Path) -> None:
     (row,) = run(tmp_path, {"t": CHECK}, "touch done.txt", "process")
-    assert row["cost"] is None and row["tokens_in"] is None and row["cache_hit"] is None
+    assert row["cost"] is None
+    assert row["tokens_in"] is None
+    assert row["cache_hit"] is None
 
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_the_graders_own_timeout(tmp_path: Path, tier: str) -> None:
     task = {"grader": "sleep 918.5", "toml": ["grader_timeout_s = 1"]}
     (row,) = run(tmp_path, {"t": task}, "true", tier)
-    assert row["passed"] is False and row["timed_out"] is False and row["status"] == "failed"
+    assert row["passed"] is False
+    assert row["timed_out"] is False
+    assert row["status"] == "failed"
     assert "grader stopped at its 1 s timeout" in row["error"]
     assert not alive_with("918.5")
 
@@ -272,7 +282,8 @@ def test_a_crashing_agent_is_a_failed_attempt_and_partial_credit_is_kept(
 ) -> None:
     task = {"grader": "echo '{\"score\": 0.5}'; exit 1"}
     (row,) = run(tmp_path, {"t": task}, "kill -SEGV $$", tier)
-    assert row["status"] == "failed" and row["score"] == 0.5
+    assert row["status"] == "failed"
+    assert row["score"] == 0.5
     assert "killed by signal" in row["error"] or "exited with" in row["error"]
 
 
@@ -306,14 +317,13 @@ def test_a_stale_or_missing_lock_is_refused(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.db"
     out = CliRunner().invoke(main, ["run", str(suite), "--agent", "true", "--ledger", str(ledger)])
     assert out.exit_code == 2
-    assert (
-        "the suite lock is stale or missing" in out.output
-        and "trialbook suite freeze" in out.output
-    )
+    assert "the suite lock is stale or missing" in out.output
+    assert "trialbook suite freeze" in out.output
     assert not ledger.exists()
     (suite / "suite.lock.json").unlink()
     out = CliRunner().invoke(main, ["run", str(suite), "--agent", "true", "--ledger", str(ledger)])
-    assert out.exit_code == 2 and "no lock" in out.output
+    assert out.exit_code == 2
+    assert "no lock" in out.output
 
 
 def test_quarantined_tasks_are_not_run(tmp_path: Path) -> None:
@@ -330,9 +340,12 @@ def test_rows_record_identity_budget_and_sandbox(tmp_path: Path) -> None:
     (row,) = run(tmp_path, {"t": CHECK}, "touch done.txt", "process", model_version="m-1")
     suite_lock = (tmp_path / "suite" / "suite.lock.json").read_text()
     assert row["dataset_id"] in suite_lock
-    assert row["sandbox"] == "process" and row["grader_version"] == "test-1"
-    assert row["harness_version"].startswith("trialbook ") and row["model_version"] == "m-1"
-    assert row["fixture_hash"].startswith("sha256:") and row["k_budget"] == 1
+    assert row["sandbox"] == "process"
+    assert row["grader_version"] == "test-1"
+    assert row["harness_version"].startswith("trialbook ")
+    assert row["model_version"] == "m-1"
+    assert row["fixture_hash"].startswith("sha256:")
+    assert row["k_budget"] == 1
     assert row["started_at"] <= row["finished_at"]
     with sqlite3.connect(tmp_path / "out" / "ledger.db") as conn:
         (events,) = conn.execute("SELECT group_concat(event) FROM run_events").fetchone()
@@ -347,5 +360,7 @@ def test_infra_errors_are_rows_not_crashes(tmp_path: Path, monkeypatch: pytest.M
 
     monkeypatch.setattr(attempt.shutil, "copytree", broken)
     (row,) = run(tmp_path, {"t": CHECK}, "touch done.txt", "process")
-    assert row["status"] == "infra_error" and row["passed"] is False
-    assert "harness error" in row["error"] and "No space left" in row["error"]
+    assert row["status"] == "infra_error"
+    assert row["passed"] is False
+    assert "harness error" in row["error"]
+    assert "No space left" in row["error"]

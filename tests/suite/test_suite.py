@@ -159,16 +159,19 @@ def test_suite_check_and_freeze_cli(tmp_path: Path) -> None:
     root = make_suite(tmp_path / "s", TASKS, freeze=False)
     runner = CliRunner()
     out = runner.invoke(main, ["suite", "check", str(root)])
-    assert out.exit_code == 1 and "no lock" in out.output
+    assert out.exit_code == 1
+    assert "no lock" in out.output
     out = runner.invoke(main, ["suite", "freeze", str(root), "--format", "json"])
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
     assert data["schema"] == "trialbook.suite/1"
     assert data["dataset_id"] == dataset_id(root)
-    assert data["tasks"] == 2 and data["quarantined"] == []
+    assert data["tasks"] == 2
+    assert data["quarantined"] == []
     assert json.loads((root / "suite.lock.json").read_text())["dataset_id"] == data["dataset_id"]
     out = runner.invoke(main, ["suite", "check", str(root)])
-    assert out.exit_code == 0 and "matches" in out.output
+    assert out.exit_code == 0
+    assert "matches" in out.output
 
 
 def test_a_leaked_oracle_line_in_the_fixture_is_quarantined(tmp_path: Path) -> None:

@@ -1,5 +1,10 @@
-"""What `make demo` runs: until the harness lands, a seeded synthetic ledger, scored."""
+"""The demo: a bundled suite of small real tasks and two SIMULATED agents that edit the workspace."""
 
-from trialbook.demo._synthetic import synthetic_rows, write_synthetic_ledger
+from pathlib import Path
 
-__all__ = ["synthetic_rows", "write_synthetic_ledger"]
+from trialbook.demo._tasks import DEMO_TASKS, DemoTask, build_suite
+
+__all__ = ["DEMO_TASKS", "SUITE_DIR", "DemoTask", "build_suite"]
+
+SUITE_DIR = Path(__file__).parent / "suite"
+"""The bundled, frozen demo suite."""

@@ -167,21 +167,30 @@ def _squash(text: str) -> str:
 
 
 def _asserted_values(source: str) -> list[str]:
-    """Literal values a Python oracle compares against (``assert f(x) == "expected"``)."""
+    """Literal values a Python oracle checks against: the constant sides of comparisons
+    (``assert f(x) == "expected"``) and the constant arguments of unittest-style ``assert*`` calls
+    (``self.assertEqual(f(x), "expected")``)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    values: list[str] = []
+    candidates: list[ast.expr] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
-            for side in [node.left, *node.comparators]:
-                if isinstance(side, ast.Constant) and isinstance(side.value, str | int | float):
-                    if isinstance(side.value, bool):
-                        continue
-                    text = str(side.value).strip()
-                    if len(text) >= MIN_VALUE_CHARS:
-                        values.append(text)
+            candidates += [node.left, *node.comparators]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name.startswith("assert"):
+                candidates += node.args
+    values: list[str] = []
+    for side in candidates:
+        if isinstance(side, ast.Constant) and isinstance(side.value, str | int | float):
+            if isinstance(side.value, bool):
+                continue
+            text = str(side.value).strip()
+            if len(text) >= MIN_VALUE_CHARS:
+                values.append(text)
     return values
 
 

@@ -1,0 +1,3 @@
+def is_palindrome(text):
+    kept = text.lower().replace(" ", "")
+    return kept == kept[::-1]

@@ -1,0 +1,4 @@
+def encode(text):
+    import itertools
+
+    return "".join(f"{ch}{len(list(run))}" for ch, run in itertools.groupby(text))

@@ -1,0 +1,33 @@
+import unittest
+
+from cache import Cache
+
+
+class Clock:
+    now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class TestCache(unittest.TestCase):
+    def test_plain(self):
+        c = Cache(Clock())
+        c.set('a', 1)
+        self.assertEqual(c.get('a'), 1)
+
+    def test_ttl(self):
+        clock = Clock()
+        c = Cache(clock)
+        c.set('a', 1, ttl=10)
+        clock.now = 9.5
+        self.assertEqual(c.get('a'), 1)
+        clock.now = 10.5
+        self.assertIsNone(c.get('a'))
+
+    def test_no_ttl_never_expires(self):
+        clock = Clock()
+        c = Cache(clock)
+        c.set('a', 1)
+        clock.now = 1e9
+        self.assertEqual(c.get('a'), 1)

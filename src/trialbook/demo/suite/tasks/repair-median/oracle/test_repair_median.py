@@ -1,0 +1,18 @@
+import unittest
+
+from stats import median
+
+
+class TestMedian(unittest.TestCase):
+    def test_odd(self):
+        self.assertEqual(median([3, 1, 2]), 2)
+
+    def test_even(self):
+        self.assertEqual(median([4, 1, 3, 2]), 2.5)
+
+    def test_even_odd_sum(self):
+        self.assertEqual(median([1, 2]), 1.5)
+
+    def test_empty(self):
+        with self.assertRaises(ValueError):
+            median([])

@@ -1,0 +1,5 @@
+SMALL = {"a", "an", "and", "of", "the", "in", "on"}
+
+
+def title_case(text):
+    return text.capitalize()
