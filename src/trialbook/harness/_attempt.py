@@ -200,8 +200,7 @@ def run_attempt(
         workspace = attempt_dir / "workspace"
         io = attempt_dir / "io"
         shutil.copytree(task.fixture, workspace, symlinks=False)
-        (io / "home").mkdir(parents=True)
-        (io / "tmp").mkdir()
+        io.mkdir()
         prompt_file = io / "prompt.md"
         prompt_file.write_text(task.prompt, encoding="utf-8")
         usage_file = io / "usage.jsonl"
@@ -209,8 +208,8 @@ def run_attempt(
         token = f"{ctx.run_id}/{spec.start_id}"
         env = base_env(
             {
-                "HOME": str(io / "home"),
-                "TMPDIR": "/tmp" if ctx.tier == "bwrap" else str(io / "tmp"),
+                "HOME": str(io),
+                "TMPDIR": "/tmp" if ctx.tier == "bwrap" else str(io),
                 "TRIALBOOK_PROMPT_FILE": str(prompt_file),
                 "TRIALBOOK_TASK_ID": task.id,
                 "TRIALBOOK_ATTEMPT": str(spec.attempt_index),
@@ -233,7 +232,6 @@ def run_attempt(
                 sandbox,
                 env,
                 limits,
-                task.timeout_s + ctx.grace_s + 30,
                 info_fd=info.write_fd,
             ),
             pass_fds=info.pass_fds,
@@ -338,14 +336,12 @@ def grade_workspace(
         shutil.copytree(task.oracle, oracle, symlinks=False)
     else:
         oracle.mkdir()
-    home = attempt_dir / "grader-home"
-    tmp = attempt_dir / "grader-tmp"
-    home.mkdir(exist_ok=True)
-    tmp.mkdir(exist_ok=True)
+    # Not the agent's HOME: files the agent planted there (a user site-packages, say) must not
+    # reach the grader. In bwrap the attempt folder is not mounted, so HOME does not exist there.
     env = base_env(
         {
-            "HOME": str(home),
-            "TMPDIR": "/tmp" if tier == "bwrap" else str(tmp),
+            "HOME": str(attempt_dir),
+            "TMPDIR": "/tmp" if tier == "bwrap" else str(attempt_dir),
             "TRIALBOOK_ORACLE_DIR": str(oracle),
             "TRIALBOOK_TASK_ID": task.id,
             "TRIALBOOK_ATTEMPT": str(attempt_index),
@@ -353,7 +349,7 @@ def grade_workspace(
             TOKEN_VAR: token,
         }
     )
-    sandbox = SandboxSpec(workspace=workspace, writable=(home,), readonly=(oracle,), hidden=hidden)
+    sandbox = SandboxSpec(workspace=workspace, readonly=(oracle,), hidden=hidden)
     limits = Limits(cpu_s=math.ceil(task.grader_timeout_s) + 10, memory_mb=memory_mb)
     info = _InfoPipe(tier)
     outcome = run_command(
@@ -363,7 +359,6 @@ def grade_workspace(
             sandbox,
             env,
             limits,
-            task.grader_timeout_s + grace_s + 30,
             info_fd=info.write_fd,
         ),
         pass_fds=info.pass_fds,

@@ -58,8 +58,11 @@ def find_processes(token: str, workspace: Path | None = None, *, prefix: bool = 
         if pid == me:
             continue
         try:
-            with open(f"/proc/{pid}/environ", "rb") as fh:
-                environ = b"\0" + fh.read()
+            fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY)
+            try:
+                environ = b"\0" + os.read(fd, 1 << 20)
+            finally:
+                os.close(fd)
             if needle in environ:
                 found.append(pid)
                 continue

@@ -8,7 +8,10 @@ runs exactly the attempts without a row again and records how many were cut off.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -82,8 +85,6 @@ def _hidden(suite_root: Path, ledger: Path, transcripts: Path, scratch: Path) ->
     folder with its .venv): then only the transcripts are hidden, and the ledger files themselves are
     unreadable only by being outside the workspace (documented in docs/harness.md).
     """
-    import sys
-
     python_dirs = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
     ledger_dir = ledger.parent.resolve()
     hide = [suite_root.resolve(), transcripts.resolve(), scratch.resolve()]
@@ -102,6 +103,21 @@ def _plan(
         for task in tasks
         if (task.id, index) not in done
     ]
+
+
+def _start_watchdog(run_id: str) -> subprocess.Popen[bytes]:
+    """A process that outlives a killed harness just long enough to kill the run's processes."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "trialbook.harness._watchdog", str(os.getpid()), f"{run_id}/"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _stop_watchdog(watchdog: subprocess.Popen[bytes]) -> None:
+    watchdog.kill()
+    watchdog.wait()
 
 
 def run_suite(
@@ -240,6 +256,7 @@ def run_suite(
             progress.begin(run_id, total, len(done), notes)
         written = 0
         interrupted = False
+        watchdog = _start_watchdog(run_id)
         executor = (executor_factory or LocalExecutor)(options.jobs)
         running: dict[Future[dict[str, object] | None], AttemptSpec] = {}
         queue = list(todo)
@@ -270,9 +287,11 @@ def run_suite(
             executor.shutdown()
             store.record_event(run_id, "interrupted", {"written": written})
             shutil.rmtree(scratch, ignore_errors=True)
+            _stop_watchdog(watchdog)
             raise
         executor.shutdown()
         shutil.rmtree(scratch, ignore_errors=True)
+        _stop_watchdog(watchdog)
         interrupted = stop.is_set() and written < len(todo)
         store.record_event(
             run_id,

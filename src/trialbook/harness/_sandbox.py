@@ -11,8 +11,7 @@ environment cleared, and rlimits on CPU time, address space, file size and open 
 files or the network: a process-tier agent can read anything the harness user can, including the
 suite's oracle by its absolute path.
 
-Both tiers apply the same rlimits (set by the shell with ``ulimit`` before the command runs) and run
-the command under coreutils ``timeout`` as a backstop that outlives a killed harness.
+Both tiers apply the same rlimits, set by the shell with ``ulimit`` before the command runs.
 """
 
 from __future__ import annotations
@@ -123,24 +122,16 @@ def wrap(
     spec: SandboxSpec,
     env: Mapping[str, str],
     limits: Limits,
-    backstop_s: float,
     info_fd: int | None = None,
 ) -> list[str]:
     """The argv that runs ``command`` (through ``/bin/sh -c``) in ``tier``.
 
-    ``backstop_s``: coreutils ``timeout`` kills the command's process group after this long even if
-    the harness itself has been killed (the harness enforces the real timeout well before).
     ``info_fd`` (bwrap): bubblewrap writes the sandboxed child's pid there once the sandbox is set up,
     which tells a sandbox that failed to start apart from a command that failed.
     """
     inner = ["/bin/sh", "-c", _script(command, limits)]
-    guard = [
-        "timeout",
-        "--signal=KILL",
-        f"{max(1.0, backstop_s):.0f}",
-    ]
     if tier == "process":
-        return [*guard, *inner]
+        return inner
     args: list[str] = [
         shutil.which("bwrap") or "bwrap",
         "--die-with-parent",
@@ -169,7 +160,7 @@ def wrap(
     args += ["--chdir", str(spec.workspace), "--clearenv"]
     for key, value in env.items():
         args += ["--setenv", key, value]
-    return [*guard, *args, "--", *inner]
+    return [*args, "--", *inner]
 
 
 def _outermost(paths: Sequence[Path]) -> list[Path]:
