@@ -61,7 +61,11 @@ def run(
 
 
 def transcript(tmp_path: Path, row: dict[str, Any], name: str = "agent.stdout") -> str:
-    return (tmp_path / "out" / str(row["transcript"]) / name).read_text()
+    """A kept output stream; empty streams are not written (and a row with none has no path)."""
+    if row["transcript"] is None:
+        return ""
+    path = tmp_path / "out" / str(row["transcript"]) / name
+    return path.read_text() if path.exists() else ""
 
 
 def alive_with(marker: str) -> list[int]:

@@ -8,6 +8,8 @@ become ``infra_error`` rows.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import math
 import os
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trialbook.harness._process import TOKEN_VAR, Outcome, run_command
+from trialbook.harness._process import TOKEN_VAR, Captured, Outcome, run_command
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
 from trialbook.ledger._store import now
 from trialbook.suite import Task
@@ -72,6 +74,8 @@ class RunContext:
     """Folder where each attempt's raw output is kept."""
     transcript_base: Path
     """Row ``transcript`` paths are relative to this folder (the ledger's)."""
+    prompts: Path
+    """Folder holding each task's prompt file, written once per run, read-only."""
     row_fields: Mapping[str, object]
     """Fields shared by every row of the run (system, dataset_id, versions, sandbox, k_budget)."""
     fixture_hashes: Mapping[str, str]
@@ -139,12 +143,9 @@ def read_usage(path: Path) -> tuple[dict[str, Any], list[str]]:
     return totals, problems
 
 
-def _grader_score(stdout: Path) -> tuple[float | None, str | None]:
+def _grader_score(stdout: str) -> tuple[float | None, str | None]:
     """Partial credit from the grader's last stdout line ``{"score": x}``, if it printed one."""
-    try:
-        lines = [x for x in stdout.read_text(errors="replace").splitlines() if x.strip()]
-    except OSError:
-        return None, None
+    lines = [x for x in stdout.splitlines() if x.strip()]
     if not lines or not lines[-1].lstrip().startswith("{"):
         return None, None
     try:
@@ -191,9 +192,8 @@ def run_attempt(
     }
     out_dir = ctx.transcripts / task.id / f"{spec.attempt_index}.{spec.start_id}"
     attempt_dir: Path | None = None
+    captured = Captured()
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        row["transcript"] = out_dir.relative_to(ctx.transcript_base).as_posix()
         attempt_dir = Path(
             tempfile.mkdtemp(prefix=f"{task.id}.{spec.attempt_index}.", dir=ctx.scratch)
         )
@@ -201,10 +201,8 @@ def run_attempt(
         io = attempt_dir / "io"
         shutil.copytree(task.fixture, workspace, symlinks=False)
         io.mkdir()
-        prompt_file = io / "prompt.md"
-        prompt_file.write_text(task.prompt, encoding="utf-8")
-        usage_file = io / "usage.jsonl"
-        usage_file.touch()
+        prompt_file = ctx.prompts / f"{task.id}.md"
+        usage_file = io / "usage.jsonl"  # created by the agent if it reports anything
         token = f"{ctx.run_id}/{spec.start_id}"
         env = base_env(
             {
@@ -222,7 +220,11 @@ def run_attempt(
         env.update(ctx.pass_env)
         limits = Limits(cpu_s=math.ceil(task.timeout_s) + 10, memory_mb=ctx.memory_mb)
         sandbox = SandboxSpec(
-            workspace=workspace, writable=(io,), hidden=ctx.hidden, network=task.network
+            workspace=workspace,
+            writable=(io,),
+            readonly=(prompt_file,),
+            hidden=ctx.hidden,
+            network=task.network,
         )
         info = _InfoPipe(ctx.tier)
         agent = run_command(
@@ -238,8 +240,8 @@ def run_attempt(
             cwd=workspace,
             env=env,
             timeout_s=task.timeout_s,
-            stdout=out_dir / "agent.stdout",
-            stderr=out_dir / "agent.stderr",
+            stdout=captured.fds["agent.stdout"],
+            stderr=captured.fds["agent.stderr"],
             token=token,
             workspace=workspace,
             grace_s=ctx.grace_s,
@@ -249,7 +251,7 @@ def run_attempt(
         if agent.cancelled:
             return None
         if not sandbox_started:
-            raise OSError(f"the sandbox did not start: {_last_line(out_dir / 'agent.stderr')}")
+            raise OSError(f"the sandbox did not start: {_last_line(captured, 'agent.stderr')}")
         row["elapsed_s"] = round(agent.elapsed_s, 6)
         if agent.left_behind:
             notes.append(f"{agent.left_behind} process(es) the agent left behind were killed")
@@ -263,7 +265,7 @@ def run_attempt(
             if note := _describe_exit("agent", agent):
                 notes.append(note)
             passed, score, grader_notes = _grade(
-                task, spec, ctx, attempt_dir, workspace, cancel, out_dir
+                task, spec, ctx, attempt_dir, workspace, cancel, captured
             )
             if passed is None:
                 return None
@@ -281,6 +283,13 @@ def run_attempt(
     finally:
         if attempt_dir is not None:
             shutil.rmtree(attempt_dir, ignore_errors=True)
+    try:
+        if captured.save(out_dir):
+            row["transcript"] = out_dir.relative_to(ctx.transcript_base).as_posix()
+    except OSError as exc:
+        notes.append(f"raw output not kept: {exc}")
+    finally:
+        captured.close()
     row["finished_at"] = now()
     row["error"] = "; ".join(notes) if notes else None
     return row
@@ -293,13 +302,13 @@ def _grade(
     attempt_dir: Path,
     workspace: Path,
     cancel: threading.Event,
-    out_dir: Path,
+    captured: Captured,
 ) -> tuple[bool | None, float | None, list[str]]:
     return grade_workspace(
         task,
         workspace,
         attempt_dir,
-        out_dir,
+        captured,
         tier=ctx.tier,
         token=f"{ctx.run_id}/{spec.start_id}/grader",
         attempt_index=spec.attempt_index,
@@ -315,7 +324,7 @@ def grade_workspace(
     task: Task,
     workspace: Path,
     attempt_dir: Path,
-    out_dir: Path,
+    captured: Captured,
     *,
     tier: Tier,
     token: str,
@@ -332,10 +341,10 @@ def grade_workspace(
     own timeout; a grader stopped at it counts as a fail (the workspace did not pass in time).
     """
     oracle = attempt_dir / "oracle"
-    if task.oracle.is_dir():
-        shutil.copytree(task.oracle, oracle, symlinks=False)
+    if task.oracle.is_dir() and any(task.oracle.iterdir()):
+        shutil.copytree(task.oracle, oracle, symlinks=False)  # a fresh copy: nothing carries over
     else:
-        oracle.mkdir()
+        oracle = _empty_folder()  # no oracle: one shared, read-only, empty folder
     # Not the agent's HOME: files the agent planted there (a user site-packages, say) must not
     # reach the grader. In bwrap the attempt folder is not mounted, so HOME does not exist there.
     env = base_env(
@@ -365,8 +374,8 @@ def grade_workspace(
         cwd=workspace,
         env=env,
         timeout_s=task.grader_timeout_s,
-        stdout=out_dir / "grader.stdout",
-        stderr=out_dir / "grader.stderr",
+        stdout=captured.fds["grader.stdout"],
+        stderr=captured.fds["grader.stderr"],
         token=token,
         workspace=workspace,
         grace_s=grace_s,
@@ -377,7 +386,7 @@ def grade_workspace(
         return None, None, []
     if not sandbox_started:
         raise OSError(
-            f"the grader's sandbox did not start: {_last_line(out_dir / 'grader.stderr')}"
+            f"the grader's sandbox did not start: {_last_line(captured, 'grader.stderr')}"
         )
     notes: list[str] = []
     if outcome.timed_out:
@@ -385,18 +394,23 @@ def grade_workspace(
             f"grader stopped at its {task.grader_timeout_s:g} s timeout (counted as a fail)"
         )
         return False, None, notes
-    score, problem = _grader_score(out_dir / "grader.stdout")
+    score, problem = _grader_score(captured.text("grader.stdout"))
     if problem:
         notes.append(problem)
     return outcome.exit_code == 0, score, notes
 
 
-def _last_line(path: Path) -> str:
-    try:
-        lines = path.read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return "no output"
+def _last_line(captured: Captured, name: str) -> str:
+    lines = captured.text(name).strip().splitlines()
     return lines[-1] if lines else "no output"
+
+
+@functools.cache
+def _empty_folder() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="trialbook-empty-"))
+    folder.chmod(0o555)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 class _InfoPipe:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trialbook.harness._attempt import grade_workspace
+from trialbook.harness._process import Captured
 from trialbook.harness._sandbox import Tier
 from trialbook.suite import Suite, Task
 
@@ -99,18 +100,17 @@ def _judge(
     hidden: tuple[Path, ...],
 ) -> GraderCase:
     work = Path(tempfile.mkdtemp(prefix=f"{task.id}.", dir=scratch))
+    captured = Captured()
     try:
         workspace = work / "workspace"
         shutil.copytree(task.fixture, workspace, symlinks=False)
         if overlay is not None:
             shutil.copytree(overlay, workspace, symlinks=False, dirs_exist_ok=True)
-        out = work / "out"
-        out.mkdir()
         passed, _, notes = grade_workspace(
             task,
             workspace,
             work,
-            out,
+            captured,
             tier=tier,
             token=f"grader-check/{work.name}",
             hidden=hidden,
@@ -120,6 +120,7 @@ def _judge(
     except OSError as exc:
         return GraderCase(task.id, case, should_pass, False, f"harness error: {exc}")
     finally:
+        captured.close()
         shutil.rmtree(work, ignore_errors=True)
 
 

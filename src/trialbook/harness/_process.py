@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["TOKEN_VAR", "Outcome", "find_processes", "run_command", "sweep"]
+__all__ = ["TOKEN_VAR", "Captured", "Outcome", "find_processes", "run_command", "sweep"]
 
 TOKEN_VAR = "TRIALBOOK_SANDBOX_TOKEN"
 _CANCEL_CHECK_S = 0.2
@@ -42,37 +42,166 @@ class Outcome:
     """Processes of the command still alive after it ended (killed by the sweep)."""
 
 
+class Captured:
+    """The raw stdout and stderr of an attempt's commands, held in memory files (memfd) until the
+    attempt ends; only what is not empty is then written beside the ledger. Each stream is capped by
+    the sandbox's file-size rlimit."""
+
+    NAMES = ("agent.stdout", "agent.stderr", "grader.stdout", "grader.stderr")
+
+    def __init__(self) -> None:
+        self.fds: dict[str, int] = {}
+        for name in self.NAMES:
+            self.fds[name] = os.memfd_create(name, os.MFD_CLOEXEC)
+
+    def text(self, name: str) -> str:
+        """What was written to ``name`` so far."""
+        fd = self.fds[name]
+        size = os.fstat(fd).st_size
+        return os.pread(fd, size, 0).decode(errors="replace") if size else ""
+
+    def save(self, folder: Path) -> bool:
+        """Write the non-empty streams into ``folder``; whether there was anything to keep."""
+        wrote = False
+        for name, fd in self.fds.items():
+            size = os.fstat(fd).st_size
+            if not size:
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            with (folder / name).open("wb") as out:
+                os.sendfile(out.fileno(), fd, 0, size)
+            wrote = True
+        return wrote
+
+    def close(self) -> None:
+        """Release the memory files."""
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds = {}
+
+
+def _read(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return os.read(fd, 1 << 20)
+    finally:
+        os.close(fd)
+
+
+def _children(pid: int) -> list[int]:
+    """Direct children of ``pid`` (every thread's), from /proc/PID/task/TID/children."""
+    out: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            out += [int(x) for x in _read(f"/proc/{pid}/task/{tid}/children").split()]
+        except OSError:
+            continue
+    return out
+
+
+def _parent(pid: int) -> int:
+    stat = _read(f"/proc/{pid}/stat")
+    return int(stat[stat.rindex(b")") + 2 :].split()[1])
+
+
+def _ancestry() -> list[int]:
+    """This process and its ancestors up to pid 1."""
+    chain = [os.getpid()]
+    while chain[-1] > 1:
+        try:
+            parent = _parent(chain[-1])
+        except (OSError, ValueError):
+            break
+        if parent <= 0:
+            break
+        chain.append(parent)
+    return chain
+
+
+_HAS_CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+
+
+def _candidates() -> tuple[list[int], bool]:
+    """Pids that may belong to an attempt, and whether their subtrees must be walked.
+
+    An attempt's processes are descendants of the harness until their parent dies; an orphan is then
+    re-parented to the nearest ancestor that is a child subreaper, or to pid 1, which are all on the
+    harness's own ancestry. So the roots to look at are the direct children of the harness and of
+    its ancestors, a few dozen at most, not every process on the machine. Kernels without
+    /proc/PID/task/TID/children get the full scan.
+    """
+    if not _HAS_CHILDREN_FILES:
+        return [int(e.name) for e in os.scandir("/proc") if e.name.isdigit()], False
+    chain = _ancestry()
+    roots: set[int] = set()
+    for pid in chain:
+        roots.update(_children(pid))
+    return sorted(roots - set(chain)), True
+
+
 def find_processes(token: str, workspace: Path | None = None, *, prefix: bool = False) -> list[int]:
-    """Pids of live processes whose environment carries ``token`` (or whose cwd is in ``workspace``).
+    """Pids of live processes whose environment carries ``token`` (or whose cwd is in ``workspace``),
+    with every descendant of such a process.
 
     ``prefix``: match every token that starts with ``token`` (all attempts of a run: ``"RUN/"``).
     """
     needle = f"\0{TOKEN_VAR}={token}{'' if prefix else chr(0)}".encode()
     root = str(workspace.resolve()) if workspace is not None else None
     me = os.getpid()
-    found: list[int] = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        pid = int(entry.name)
-        if pid == me:
-            continue
+
+    def matches(pid: int) -> bool:
         try:
-            fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY)
-            try:
-                environ = b"\0" + os.read(fd, 1 << 20)
-            finally:
-                os.close(fd)
-            if needle in environ:
-                found.append(pid)
-                continue
+            if needle in b"\0" + _read(f"/proc/{pid}/environ"):
+                return True
             if root is not None:
                 cwd = os.readlink(f"/proc/{pid}/cwd")
-                if cwd == root or cwd.startswith(root + "/"):
-                    found.append(pid)
+                return cwd == root or cwd.startswith(root + "/")
         except OSError:
-            continue  # gone, a zombie, or not ours to read
+            pass  # gone, a zombie, or not ours to read
+        return False
+
+    candidates, walk = _candidates()
+    found: list[int] = []
+    seen: set[int] = {me}
+    stack = [p for p in candidates if p != me]
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        if matches(pid):
+            found.append(pid)
+            if walk:  # a process of the attempt: all its descendants are too
+                for child in _all_descendants(pid, seen):
+                    seen.add(child)
+                    if _alive(child):
+                        found.append(child)
     return found
+
+
+def _alive(pid: int) -> bool:
+    """Running or stopped, not a zombie (nor gone)."""
+    try:
+        stat = _read(f"/proc/{pid}/stat")
+    except OSError:
+        return False
+    return stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] not in (b"Z", b"X")
+
+
+def _all_descendants(pid: int, seen: set[int]) -> list[int]:
+    out: list[int] = []
+    stack = _children(pid)
+    while stack:
+        child = stack.pop()
+        if child in seen or child in out:
+            continue
+        out.append(child)
+        stack += _children(child)
+    return out
 
 
 def sweep(
@@ -113,8 +242,8 @@ def run_command(
     cwd: Path,
     env: Mapping[str, str],
     timeout_s: float,
-    stdout: Path,
-    stderr: Path,
+    stdout: int,
+    stderr: int,
     token: str,
     workspace: Path | None = None,
     grace_s: float = 2.0,
@@ -124,24 +253,24 @@ def run_command(
     """Run ``argv`` in its own session; stop it at ``timeout_s`` or when ``cancel`` is set.
 
     ``env`` must carry ``TRIALBOOK_SANDBOX_TOKEN=token``. Raises ``OSError`` if the command cannot be
-    started at all (the caller records an infrastructure error). ``pass_fds`` are inherited by the
+    started at all (the caller records an infrastructure error). ``stdout`` and ``stderr`` are file
+    descriptors the command writes to. ``pass_fds`` are inherited by the
     command and closed here once it has started.
     """
     if env.get(TOKEN_VAR) != token:
         raise ValueError(f"env must carry {TOKEN_VAR}={token}")
     start = time.monotonic()
     try:
-        with stdout.open("wb") as out, stderr.open("wb") as err:
-            proc = subprocess.Popen(
-                list(argv),
-                cwd=cwd,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-                pass_fds=pass_fds,
-            )
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
     finally:
         for fd in pass_fds:
             os.close(fd)

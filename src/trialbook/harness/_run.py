@@ -227,6 +227,12 @@ def run_suite(
         transcripts = options.ledger.parent / f"{options.ledger.stem}.transcripts" / run_id
         transcripts.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="trialbook-run-"))
+        prompts = scratch / "prompts"
+        prompts.mkdir()
+        for task in tasks:
+            prompt = prompts / f"{task.id}.md"
+            prompt.write_text(task.prompt, encoding="utf-8")
+            prompt.chmod(0o444)
         ctx = RunContext(
             run_id=run_id,
             agent=options.agent,
@@ -236,6 +242,7 @@ def run_suite(
             scratch=scratch,
             transcripts=transcripts,
             transcript_base=options.ledger.parent,
+            prompts=prompts,
             row_fields={
                 "system": system,
                 "dataset_id": dataset_id,
