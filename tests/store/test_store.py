@@ -159,6 +159,9 @@ def test_import_is_all_or_nothing(tmp_path: Path, rows: list[dict[str, Any]]) ->
     )
     assert len(read_ledger(db)) == len(rows)
 
+    # only the colliding row is named, not the new rows inserted before it in the same batch
+    assert "again.jsonl:1" not in result.output
+
     other_k = tmp_path / "k.jsonl"
     write_jsonl(other_k, [full_row("c", 0, k_budget=5)])
     result = CliRunner().invoke(main, ["import", "jsonl", str(other_k), "--ledger", str(db)])

@@ -126,7 +126,7 @@ def _judge(
 
 def grader_check(suite: Suite, tier: Tier, jobs: int = 1) -> GraderCheck:
     """Run every task's grader on its fixture, reference and decoys."""
-    scratch = Path(tempfile.mkdtemp(prefix="trialbook-grader-check-"))
+    scratch = Path(tempfile.mkdtemp(prefix="trialbook-grader-check-")).resolve()
     hidden = (suite.root.resolve(), scratch.resolve())
     try:
         work = [(t, *case) for t in suite.tasks for case in _cases(t)]

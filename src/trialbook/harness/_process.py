@@ -108,9 +108,16 @@ def _parent(pid: int) -> int:
     return int(stat[stat.rindex(b")") + 2 :].split()[1])
 
 
+_ANCESTRY: tuple[int, int, list[int]] = (0, 0, [])
+
+
 def _ancestry() -> list[int]:
-    """This process and its ancestors up to pid 1."""
-    chain = [os.getpid()]
+    """This process and its ancestors up to pid 1 (cached while this process and its parent stay)."""
+    global _ANCESTRY
+    me, ppid = os.getpid(), os.getppid()
+    if _ANCESTRY[:2] == (me, ppid):
+        return _ANCESTRY[2]
+    chain = [me]
     while chain[-1] > 1:
         try:
             parent = _parent(chain[-1])
@@ -119,6 +126,7 @@ def _ancestry() -> list[int]:
         if parent <= 0:
             break
         chain.append(parent)
+    _ANCESTRY = (me, ppid, chain)
     return chain
 
 
@@ -137,20 +145,25 @@ def _candidates() -> tuple[list[int], bool]:
     if not _HAS_CHILDREN_FILES:
         return [int(e.name) for e in os.scandir("/proc") if e.name.isdigit()], False
     chain = _ancestry()
-    roots: set[int] = set()
-    for pid in chain:
-        roots.update(_children(pid))
+    # Our own children were started from any of our threads: read every thread's list. An orphan
+    # re-parented to an ancestor lands on that ancestor's leading thread while it lives.
+    roots: set[int] = set(_children(chain[0]))
+    for pid in chain[1:]:
+        try:
+            roots.update(int(x) for x in _read(f"/proc/{pid}/task/{pid}/children").split())
+        except OSError:
+            continue
     return sorted(roots - set(chain)), True
 
 
 def find_processes(token: str, workspace: Path | None = None, *, prefix: bool = False) -> list[int]:
-    """Pids of live processes whose environment carries ``token`` (or whose cwd is in ``workspace``),
-    with every descendant of such a process.
+    """Pids of live processes whose environment carries ``token`` (or whose cwd is in ``workspace``,
+    an absolute path without symbolic links), with every descendant of such a process.
 
     ``prefix``: match every token that starts with ``token`` (all attempts of a run: ``"RUN/"``).
     """
     needle = f"\0{TOKEN_VAR}={token}{'' if prefix else chr(0)}".encode()
-    root = str(workspace.resolve()) if workspace is not None else None
+    root = str(workspace) if workspace is not None else None  # absolute and resolved by the caller
     me = os.getpid()
 
     def matches(pid: int) -> bool:

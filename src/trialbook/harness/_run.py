@@ -226,7 +226,7 @@ def run_suite(
             notes.append(f"{len(cut_off)} attempt(s) cut off by an earlier stop will run again")
         transcripts = options.ledger.parent / f"{options.ledger.stem}.transcripts" / run_id
         transcripts.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix="trialbook-run-"))
+        scratch = Path(tempfile.mkdtemp(prefix="trialbook-run-")).resolve()
         prompts = scratch / "prompts"
         prompts.mkdir()
         for task in tasks:
@@ -267,31 +267,60 @@ def run_suite(
         executor = (executor_factory or LocalExecutor)(options.jobs)
         running: dict[Future[dict[str, object] | None], AttemptSpec] = {}
         queue = list(todo)
+        finished_rows: list[dict[str, object]] = []
+
+        def write(starting: list[tuple[Task, int, int]]) -> list[int]:
+            # One transaction: rows of attempts that just finished, markers of those about to start.
+            nonlocal written
+            ids = store.write(
+                run_id,
+                finished_rows,
+                [(task.id, index) for task, index, _ in starting],
+                source=f"run {run_id}",
+            )
+            written += len(finished_rows)
+            if progress is not None:
+                for row in finished_rows:
+                    progress.attempt(row)
+            finished_rows.clear()
+            return ids
+
         try:
-            while queue or running:
-                while queue and len(running) < options.jobs and not stop.is_set():
-                    task, index, seed = queue.pop(0)
-                    start_id = store.record_start(run_id, task.id, index)
-                    spec = AttemptSpec(task=task, attempt_index=index, seed=seed, start_id=start_id)
-                    running[executor.submit(run_attempt, spec, ctx, stop)] = spec
+            while queue or running or finished_rows:
+                starting: list[tuple[Task, int, int]] = []
+                while queue and len(running) + len(starting) < options.jobs and not stop.is_set():
+                    starting.append(queue.pop(0))
+                if starting or finished_rows:
+                    for (task, index, seed), start_id in zip(
+                        starting, write(starting), strict=True
+                    ):
+                        spec = AttemptSpec(
+                            task=task, attempt_index=index, seed=seed, start_id=start_id
+                        )
+                        running[executor.submit(run_attempt, spec, ctx, stop)] = spec
                 if stop.is_set() and not running:
                     break
-                finished, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in finished:
+                if not running:
+                    continue
+                done_now, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in done_now:
                     running.pop(future)
                     row = future.result()
-                    if row is None:
-                        continue  # cut off by the stop: its marker stays without a row
-                    store.append([row], source=f"run {run_id}")
-                    written += 1
-                    if progress is not None:
-                        progress.attempt(row)
+                    if row is not None:  # None: cut off by the stop; its marker stays without a row
+                        finished_rows.append(row)
         except BaseException:
             stop.set()
             for future in running:
                 future.cancel()
             interrupted = True
             executor.shutdown()
+            for future in running:  # attempts that finished while stopping keep their rows
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    row = future.result()
+                    if row is not None:
+                        finished_rows.append(row)
+            if finished_rows:
+                write([])
             store.record_event(run_id, "interrupted", {"written": written})
             shutil.rmtree(scratch, ignore_errors=True)
             _stop_watchdog(watchdog)

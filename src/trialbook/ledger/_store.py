@@ -134,6 +134,8 @@ class LedgerStore:
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._migrate()
             self.readonly = readonly
+            self._runs_seen: set[str] = set()
+            self._budgets: dict[str, int] = {}
         except sqlite3.DatabaseError as exc:
             raise LedgerError(
                 [Problem(0, f"not a usable SQLite ledger: {exc}", str(self.path))]
@@ -220,13 +222,7 @@ class LedgerStore:
 
     def record_start(self, run_id: str, task_id: str, attempt_index: int) -> int:
         """Mark an attempt as started; returns the marker's id (unique per start)."""
-        with self._write() as conn:
-            cur = conn.execute(
-                "INSERT INTO attempt_starts (run_id, task_id, attempt_index, started_at) "
-                "VALUES (?, ?, ?, ?)",
-                (run_id, task_id, attempt_index, now()),
-            )
-            return int(cur.lastrowid or 0)
+        return self.write(run_id, [], [(task_id, attempt_index)])[0]
 
     def append(self, rows: Sequence[Mapping[str, object]], source: str = "rows") -> int:
         """Validate and append attempts of existing runs in one transaction: all of them or none.
@@ -238,6 +234,31 @@ class LedgerStore:
         incoming = ledger_from_rows(rows, source)
         with self._write() as conn:
             return self._insert(conn, incoming, origin=None)
+
+    def write(
+        self,
+        run_id: str,
+        rows: Sequence[Mapping[str, object]],
+        starts: Sequence[tuple[str, int]],
+        source: str = "rows",
+    ) -> list[int]:
+        """What the harness's driver writes at one moment, in one transaction: the rows of attempts
+        that finished (validated as :meth:`append` does) and start markers of attempts about to
+        begin. Returns the markers' ids."""
+        incoming = ledger_from_rows(rows, source) if rows else None
+        ids: list[int] = []
+        with self._write() as conn:
+            if incoming is not None:
+                self._insert(conn, incoming, origin=None)
+            stamp = now()
+            for task_id, attempt_index in starts:
+                cur = conn.execute(
+                    "INSERT INTO attempt_starts (run_id, task_id, attempt_index, started_at) "
+                    "VALUES (?, ?, ?, ?)",
+                    (run_id, task_id, attempt_index, stamp),
+                )
+                ids.append(int(cur.lastrowid or 0))
+        return ids
 
     def import_ledgers(self, ledgers: Sequence[Ledger]) -> int:
         """Append validated ledgers (e.g. read from files) in one transaction, creating each run
@@ -255,9 +276,8 @@ class LedgerStore:
         ]
         if problems:
             raise LedgerError(problems)
-        known = {r for (r,) in conn.execute("SELECT run_id FROM runs")}
         for run in incoming.run_ids:
-            if run in known:
+            if self._known(conn, run):
                 continue
             if origin is None:
                 problems.append(
@@ -276,58 +296,92 @@ class LedgerStore:
             )
         if problems:
             raise LedgerError(problems)
-        problems += self._conflicts(conn, incoming, source)
+        problems += self._budget_conflicts(conn, incoming, source)
         if problems:
             raise LedgerError(problems)
         columns = ["run_id", *(f.name for f in _ATTEMPT_COLUMNS)]
         quoted = ", ".join(f'"{c}"' for c in columns)
         marks = ", ".join("?" for _ in columns)
-        conn.executemany(
-            f"INSERT INTO attempts ({quoted}) VALUES ({marks})",
-            ([row[c] for c in columns] for row in ledger_rows(incoming)),
-        )
+        conn.execute("SAVEPOINT rows")
+        try:
+            conn.executemany(
+                f"INSERT INTO attempts ({quoted}) VALUES ({marks})",
+                ([row[c] for c in columns] for row in ledger_rows(incoming)),
+            )
+        except sqlite3.IntegrityError as exc:
+            # The unique (run_id, task_id, attempt_index) refused a row. Undo the rows of this batch
+            # that went in before it, then name every row that collides with a stored one.
+            conn.execute("ROLLBACK TO rows")
+            problems = self._duplicates(conn, incoming, source)
+            raise LedgerError(
+                problems or [Problem(0, f"refused by the ledger: {exc}", source)]
+            ) from None
         return len(incoming)
 
-    def _conflicts(self, conn: sqlite3.Connection, incoming: Ledger, source: str) -> list[Problem]:
+    def _known(self, conn: sqlite3.Connection, run: str) -> bool:
+        """Whether the run exists (cached: runs are never deleted)."""
+        if run in self._runs_seen:
+            return True
+        if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run,)).fetchone():
+            self._runs_seen.add(run)
+            return True
+        return False
+
+    def _run_budget(self, conn: sqlite3.Connection, run: str) -> int | None:
+        """The run's k_budget: pinned in its record, else that of its first row (cached: k never
+        changes within a run)."""
+        if run in self._budgets:
+            return self._budgets[run]
+        row = conn.execute(
+            "SELECT k_budget FROM runs WHERE run_id = ? AND k_budget IS NOT NULL "
+            "UNION ALL SELECT k_budget FROM (SELECT k_budget FROM attempts WHERE run_id = ? LIMIT 1)",
+            (run, run),
+        ).fetchone()
+        if row is None:
+            return None
+        self._budgets[run] = int(row[0])
+        return self._budgets[run]
+
+    def _budget_conflicts(
+        self, conn: sqlite3.Connection, incoming: Ledger, source: str
+    ) -> list[Problem]:
         problems: list[Problem] = []
-        runs = incoming.text("run_id")
-        tasks = incoming.text("task_id")
-        index = incoming.values["attempt_index"]
+        runs = incoming.codes["run_id"]
         budget = incoming.values["k_budget"]
-        for run in incoming.run_ids:
-            ks = {
-                int(k)
-                for (k,) in conn.execute(
-                    "SELECT k_budget FROM runs WHERE run_id = ? AND k_budget IS NOT NULL "
-                    "UNION SELECT k_budget FROM (SELECT k_budget FROM attempts WHERE run_id = ? LIMIT 1)",
-                    (run, run),
+        tasks = incoming.labels["task_id"]
+        for code, run in enumerate(incoming.labels["run_id"]):
+            k = self._run_budget(conn, run)
+            if k is None:
+                continue
+            for i in np.flatnonzero((runs == code) & (budget != k)).tolist():
+                problems.append(
+                    Problem(
+                        int(incoming.lines[i]),
+                        f"task {tasks[incoming.codes['task_id'][i]]!r}: field 'k_budget': "
+                        f"{int(budget[i])} differs from run {run!r}'s k_budget {k}",
+                        source,
+                    )
                 )
-            }
-            for i in np.flatnonzero(runs == run).tolist():
-                where = int(incoming.lines[i])
-                task = tasks[i]
-                stored = conn.execute(
-                    "SELECT 1 FROM attempts WHERE run_id = ? AND task_id = ? AND attempt_index = ?",
-                    (run, task, int(index[i])),
-                ).fetchone()
-                if stored:
-                    problems.append(
-                        Problem(
-                            where,
-                            f"task {task!r}: attempt {int(index[i])} of run {run!r} is already "
-                            "in the ledger (rows are never overwritten)",
-                            source,
-                        )
+        return problems
+
+    def _duplicates(self, conn: sqlite3.Connection, incoming: Ledger, source: str) -> list[Problem]:
+        problems: list[Problem] = []
+        runs, tasks = incoming.text("run_id"), incoming.text("task_id")
+        index = incoming.values["attempt_index"]
+        for i in range(len(incoming)):
+            stored = conn.execute(
+                "SELECT 1 FROM attempts WHERE run_id = ? AND task_id = ? AND attempt_index = ?",
+                (runs[i], tasks[i], int(index[i])),
+            ).fetchone()
+            if stored:
+                problems.append(
+                    Problem(
+                        int(incoming.lines[i]),
+                        f"task {tasks[i]!r}: attempt {int(index[i])} of run {runs[i]!r} is already "
+                        "in the ledger (rows are never overwritten)",
+                        source,
                     )
-                if ks and int(budget[i]) not in ks:
-                    problems.append(
-                        Problem(
-                            where,
-                            f"task {task!r}: field 'k_budget': {int(budget[i])} differs from run "
-                            f"{run!r}'s k_budget {min(ks)}",
-                            source,
-                        )
-                    )
+                )
         return problems
 
     # ------------------------------------------------------------------ reading

@@ -136,8 +136,10 @@ def check_rules(ledger: Ledger) -> list[Problem]:
     task_codes = ledger.codes["task_id"]
     task_labels = ledger.labels["task_id"]
 
-    def add(rows: NDArray[np.intp], text: str | Callable[..., str]) -> None:
-        for i in rows.tolist():
+    def add(mask: NDArray[np.bool_], text: str | Callable[..., str]) -> None:
+        if not mask.any():  # the common case: one cheap test instead of an index array
+            return
+        for i in np.flatnonzero(mask).tolist():
             message = text(i) if callable(text) else text
             problems.append(
                 Problem(int(lines[i]), f"task {task_labels[task_codes[i]]!r}: {message}", src)
@@ -148,7 +150,7 @@ def check_rules(ledger: Ledger) -> list[Problem]:
             col = ledger.values[f.name]
             name = f.name
             add(
-                np.flatnonzero(np.isinf(col)),
+                np.isinf(col),
                 lambda i, n=name, c=col: f"field {n!r}: must be a finite number, got {c[i]}",
             )
         if f.kind not in ("int", "float") or (f.low is None and f.high is None):
@@ -165,7 +167,7 @@ def check_rules(ledger: Ledger) -> list[Problem]:
             rule = f"in {f.low:g}..{f.high:g}" if f.low is not None else f"<= {f.high:g}"
         name = f.name
         add(
-            np.flatnonzero(bad),
+            bad,
             lambda i, n=name, r=rule, c=col: f"field {n!r}: must be {r}, got {c[i]:g}",
         )
 
@@ -175,10 +177,10 @@ def check_rules(ledger: Ledger) -> list[Problem]:
 
     passed = ledger.values["passed"]
     timed_out = ledger.values["timed_out"]
-    add(np.flatnonzero(passed & timed_out), "contradiction: 'timed_out' and 'passed' are both true")
+    add(passed & timed_out, "contradiction: 'timed_out' and 'passed' are both true")
     attempt, budget = ledger.values["attempt_index"], ledger.values["k_budget"]
     add(
-        np.flatnonzero(attempt >= budget),
+        attempt >= budget,
         lambda i: f"field 'attempt_index': {attempt[i]} is not below k_budget {budget[i]}",
     )
 
@@ -186,7 +188,7 @@ def check_rules(ledger: Ledger) -> list[Problem]:
     bad_labels = [j for j, s in enumerate(status_labels) if s not in STATUSES]
     if bad_labels:
         add(
-            np.flatnonzero(np.isin(status_codes, bad_labels)),
+            np.isin(status_codes, bad_labels),
             lambda i: (
                 f"field 'status': must be one of {', '.join(STATUSES)}, "
                 f"got {status_labels[status_codes[i]]!r}"
@@ -197,7 +199,7 @@ def check_rules(ledger: Ledger) -> list[Problem]:
     for flag, name, text in ((passed, "passed", "passed"), (timed_out, "timed_out", "timed_out")):
         code = label_code.get(text, -2)
         add(
-            np.flatnonzero(known_status & (flag != (status_codes == code))),
+            known_status & (flag != (status_codes == code)),
             lambda i, n=name: (
                 f"contradiction: field {n!r} is {str(bool(ledger.values[n][i])).lower()} "
                 f"but 'status' is {status_labels[status_codes[i]]!r}"
@@ -218,7 +220,7 @@ def check_rules(ledger: Ledger) -> list[Problem]:
         if wrong:
             codes = ledger.codes[name]
             add(
-                np.flatnonzero(np.isin(codes, list(wrong))),
+                np.isin(codes, list(wrong)),
                 lambda i, c=codes, w=wrong: w[int(c[i])],
             )
 
