@@ -27,6 +27,7 @@ from trialbook.harness._attempt import AttemptSpec, RunContext, run_attempt
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._process import sweep
 from trialbook.harness._sandbox import resolve_tier
+from trialbook.ledger import Ledger, ledger_from_rows
 from trialbook.ledger._store import LedgerStore, RunRecord
 from trialbook.suite import SuiteError, Task, check_lock, fixture_hash, load_suite
 
@@ -103,6 +104,16 @@ def _plan(
         for task in tasks
         if (task.id, index) not in done
     ]
+
+
+def _attempt(
+    spec: AttemptSpec, ctx: RunContext, stop: threading.Event
+) -> tuple[dict[str, object], Ledger] | None:
+    """Run one attempt and validate its row, in the worker (so the driver only writes)."""
+    row = run_attempt(spec, ctx, stop)
+    if row is None:
+        return None
+    return row, ledger_from_rows([row], f"run {ctx.run_id}")
 
 
 def _start_watchdog(run_id: str) -> subprocess.Popen[bytes]:
@@ -265,22 +276,21 @@ def run_suite(
         interrupted = False
         watchdog = _start_watchdog(run_id)
         executor = (executor_factory or LocalExecutor)(options.jobs)
-        running: dict[Future[dict[str, object] | None], AttemptSpec] = {}
+        running: dict[Future[tuple[dict[str, object], Ledger] | None], AttemptSpec] = {}
         queue = list(todo)
-        finished_rows: list[dict[str, object]] = []
+        finished_rows: list[tuple[dict[str, object], Ledger]] = []
 
         def write(starting: list[tuple[Task, int, int]]) -> list[int]:
             # One transaction: rows of attempts that just finished, markers of those about to start.
             nonlocal written
             ids = store.write(
                 run_id,
-                finished_rows,
+                [validated for _, validated in finished_rows],
                 [(task.id, index) for task, index, _ in starting],
-                source=f"run {run_id}",
             )
             written += len(finished_rows)
             if progress is not None:
-                for row in finished_rows:
+                for row, _ in finished_rows:
                     progress.attempt(row)
             finished_rows.clear()
             return ids
@@ -297,7 +307,7 @@ def run_suite(
                         spec = AttemptSpec(
                             task=task, attempt_index=index, seed=seed, start_id=start_id
                         )
-                        running[executor.submit(run_attempt, spec, ctx, stop)] = spec
+                        running[executor.submit(_attempt, spec, ctx, stop)] = spec
                 if stop.is_set() and not running:
                     break
                 if not running:

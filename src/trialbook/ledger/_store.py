@@ -222,7 +222,7 @@ class LedgerStore:
 
     def record_start(self, run_id: str, task_id: str, attempt_index: int) -> int:
         """Mark an attempt as started; returns the marker's id (unique per start)."""
-        return self.write(run_id, [], [(task_id, attempt_index)])[0]
+        return self.write(run_id, (), [(task_id, attempt_index)])[0]
 
     def append(self, rows: Sequence[Mapping[str, object]], source: str = "rows") -> int:
         """Validate and append attempts of existing runs in one transaction: all of them or none.
@@ -236,19 +236,15 @@ class LedgerStore:
             return self._insert(conn, incoming, origin=None)
 
     def write(
-        self,
-        run_id: str,
-        rows: Sequence[Mapping[str, object]],
-        starts: Sequence[tuple[str, int]],
-        source: str = "rows",
+        self, run_id: str, finished: Sequence[Ledger], starts: Sequence[tuple[str, int]]
     ) -> list[int]:
-        """What the harness's driver writes at one moment, in one transaction: the rows of attempts
-        that finished (validated as :meth:`append` does) and start markers of attempts about to
-        begin. Returns the markers' ids."""
-        incoming = ledger_from_rows(rows, source) if rows else None
+        """What the harness's driver writes at one moment, in one transaction: the attempts that
+        finished (each already validated into a :class:`Ledger` by ``ledger_from_rows``, which the
+        workers do in parallel) and start markers of attempts about to begin. The stored rows are
+        checked as :meth:`append` checks them. Returns the markers' ids."""
         ids: list[int] = []
         with self._write() as conn:
-            if incoming is not None:
+            for incoming in finished:
                 self._insert(conn, incoming, origin=None)
             stamp = now()
             for task_id, attempt_index in starts:

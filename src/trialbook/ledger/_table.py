@@ -244,6 +244,9 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
             )
         return problems
 
+    if run.size == 1:
+        return problems  # one row cannot vary within its run or repeat an attempt
+
     def describe(i: int) -> str:
         where = f"run {run_labels[run[i]]!r}, " if run[i] >= 0 else ""
         return f"{where}task {task_labels[task[i]]!r}"
