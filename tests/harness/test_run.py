@@ -368,3 +368,18 @@ def test_infra_errors_are_rows_not_crashes(tmp_path: Path, monkeypatch: pytest.M
     assert row["passed"] is False
     assert "harness error" in row["error"]
     assert "No space left" in row["error"]
+
+
+def test_an_agent_path_relative_to_the_callers_folder_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = make_suite(tmp_path / "suite", {"t": CHECK})
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "agent").write_text("#!/bin/sh\ntouch done.txt\n")
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(
+        main, ["run", str(suite), "--agent", "bin/agent --fast", "--ledger", "l.db"]
+    )
+    assert out.exit_code == 2
+    assert "'bin/agent' is relative to this folder" in out.output
+    assert not (tmp_path / "l.db").exists()

@@ -116,6 +116,25 @@ def _attempt(
     return row, ledger_from_rows([row], f"run {ctx.run_id}")
 
 
+def _check_agent(agent: str) -> None:
+    """Refuse an agent command that names a program by a path relative to the caller's folder: it
+    runs in each attempt's fresh workspace, where that path does not exist."""
+    import shlex
+
+    try:
+        words = shlex.split(agent)
+    except ValueError as exc:
+        raise ArgumentError(f"--agent: not a valid shell command ({exc})") from None
+    if not words:
+        raise ArgumentError("--agent: empty command")
+    program = words[0]
+    if "/" in program and not program.startswith("/") and Path(program).exists():
+        raise ArgumentError(
+            f"--agent: {program!r} is relative to this folder, but the agent runs in a fresh "
+            f"workspace: give its absolute path ({Path(program).resolve()})"
+        )
+
+
 def _start_watchdog(run_id: str) -> subprocess.Popen[bytes]:
     """A process that outlives a killed harness just long enough to kill the run's processes."""
     return subprocess.Popen(
@@ -152,6 +171,7 @@ def run_suite(
         raise ArgumentError(
             f"--ledger: the harness writes a SQLite ledger (.db), got {str(options.ledger)!r}"
         )
+    _check_agent(options.agent)
     suite = load_suite(options.suite)
     lock = check_lock(suite.root)
     if not lock.matches:
