@@ -374,6 +374,11 @@ def passk(n: int, c: int, k: int, clamp: bool, fmt: str) -> None:
     click.echo("\n".join(lines))
 
 
+_table_or_json = click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+
+
 @main.group()
 def suite() -> None:
     """Freeze a suite (dataset_id, oracle-leak quarantine) and check its lock."""
@@ -381,9 +386,7 @@ def suite() -> None:
 
 @suite.command(name="freeze")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
+@_table_or_json
 @_user_errors
 def suite_freeze(directory: Path, fmt: str) -> None:
     """Hash every prompt, fixture, oracle, grader and budget field into the dataset_id, quarantine
@@ -402,9 +405,7 @@ def suite_freeze(directory: Path, fmt: str) -> None:
 
 @suite.command(name="check")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
+@_table_or_json
 @_user_errors
 def suite_check(directory: Path, fmt: str) -> None:
     """Say whether suite.lock.json still matches the files (exit 1 when stale or missing)."""
@@ -427,25 +428,23 @@ def suite_check(directory: Path, fmt: str) -> None:
         sys.exit(EXIT_GATE)
 
 
-_SANDBOX_HELP = (
-    "auto: bubblewrap where it works, else the process tier (and say so); bwrap: require it; "
-    "process: own session + rlimits only."
+_sandbox_option = click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "process"]),
+    default="auto",
+    show_default=True,
+    help=(
+        "auto: bubblewrap where it works, else the process tier (and say so); bwrap: require it; "
+        "process: own session + rlimits only."
+    ),
 )
 
 
 @main.command(name="grader-check")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "process"]),
-    default="auto",
-    show_default=True,
-    help=_SANDBOX_HELP,
-)
+@_sandbox_option
 @click.option("--jobs", default=1, show_default=True, help="Graders run at once.")
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
-)
+@_table_or_json
 @_user_errors
 def grader_check(directory: Path, sandbox: str, jobs: int, fmt: str) -> None:
     """Run each task's grader on its untouched fixture (must fail), its reference/ (must pass) and
@@ -492,13 +491,7 @@ def grader_check(directory: Path, sandbox: str, jobs: int, fmt: str) -> None:
     "--resume", "resume", metavar="ID", help="Resume run ID: run only its attempts without a row."
 )
 @click.option("--jobs", default=1, show_default=True, help="Attempts run at once.")
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "process"]),
-    default="auto",
-    show_default=True,
-    help=_SANDBOX_HELP,
-)
+@_sandbox_option
 @click.option("--tier", "tier", help="Run only the tasks of this suite tier (e.g. smoke).")
 @click.option(
     "--executor",
@@ -761,13 +754,7 @@ def export(ledger: Path, run_id: str | None, fmt: str, output: Path | None) -> N
     help="Folder for the ledger, raw output and reports.",
 )
 @click.option("--jobs", default=2, show_default=True, help="Attempts run at once.")
-@click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "process"]),
-    default="auto",
-    show_default=True,
-    help=_SANDBOX_HELP,
-)
+@_sandbox_option
 @_user_errors
 def demo(out: Path, jobs: int, sandbox: str) -> None:
     """Run two SIMULATED agents on the bundled suite through the harness, score both, compare them.

@@ -226,32 +226,21 @@ def run_attempt(
             hidden=ctx.hidden,
             network=task.network,
         )
-        info = _InfoPipe(ctx.tier)
-        agent = run_command(
-            wrap(
-                ctx.tier,
-                ctx.agent,
-                sandbox,
-                env,
-                limits,
-                info_fd=info.write_fd,
-            ),
-            pass_fds=info.pass_fds,
-            cwd=workspace,
+        agent = _sandboxed(
+            "agent",
+            ctx.agent,
+            tier=ctx.tier,
+            sandbox=sandbox,
             env=env,
+            limits=limits,
             timeout_s=task.timeout_s,
-            stdout=captured.fds["agent.stdout"],
-            stderr=captured.fds["agent.stderr"],
+            captured=captured,
             token=token,
-            workspace=workspace,
             grace_s=ctx.grace_s,
             cancel=cancel,
         )
-        sandbox_started = info.started()
         if agent.cancelled:
             return None
-        if not sandbox_started:
-            raise OSError(f"the sandbox did not start: {_last_line(captured, 'agent.stderr')}")
         row["elapsed_s"] = round(agent.elapsed_s, 6)
         if agent.left_behind:
             notes.append(f"{agent.left_behind} process(es) the agent left behind were killed")
@@ -360,34 +349,21 @@ def grade_workspace(
     )
     sandbox = SandboxSpec(workspace=workspace, readonly=(oracle,), hidden=hidden)
     limits = Limits(cpu_s=math.ceil(task.grader_timeout_s) + 10, memory_mb=memory_mb)
-    info = _InfoPipe(tier)
-    outcome = run_command(
-        wrap(
-            tier,
-            task.grader,
-            sandbox,
-            env,
-            limits,
-            info_fd=info.write_fd,
-        ),
-        pass_fds=info.pass_fds,
-        cwd=workspace,
+    outcome = _sandboxed(
+        "grader",
+        task.grader,
+        tier=tier,
+        sandbox=sandbox,
         env=env,
+        limits=limits,
         timeout_s=task.grader_timeout_s,
-        stdout=captured.fds["grader.stdout"],
-        stderr=captured.fds["grader.stderr"],
+        captured=captured,
         token=token,
-        workspace=workspace,
         grace_s=grace_s,
         cancel=cancel,
     )
-    sandbox_started = info.started()
     if outcome.cancelled:
         return None, None, []
-    if not sandbox_started:
-        raise OSError(
-            f"the grader's sandbox did not start: {_last_line(captured, 'grader.stderr')}"
-        )
     notes: list[str] = []
     if outcome.timed_out:
         notes.append(
@@ -398,6 +374,40 @@ def grade_workspace(
     if problem:
         notes.append(problem)
     return outcome.exit_code == 0, score, notes
+
+
+def _sandboxed(
+    who: str,
+    command: str,
+    *,
+    tier: Tier,
+    sandbox: SandboxSpec,
+    env: dict[str, str],
+    limits: Limits,
+    timeout_s: float,
+    captured: Captured,
+    token: str,
+    grace_s: float,
+    cancel: threading.Event | None,
+) -> Outcome:
+    """Run the agent's or the grader's command in the tier; OSError if the sandbox did not start."""
+    info = _InfoPipe(tier)
+    outcome = run_command(
+        wrap(tier, command, sandbox, env, limits, info_fd=info.write_fd),
+        pass_fds=info.pass_fds,
+        cwd=sandbox.workspace,
+        env=env,
+        timeout_s=timeout_s,
+        stdout=captured.fds[f"{who}.stdout"],
+        stderr=captured.fds[f"{who}.stderr"],
+        token=token,
+        workspace=sandbox.workspace,
+        grace_s=grace_s,
+        cancel=cancel,
+    )
+    if not info.started() and not outcome.cancelled:
+        raise OSError(f"the {who}'s sandbox did not start: {_last_line(captured, f'{who}.stderr')}")
+    return outcome
 
 
 def _last_line(captured: Captured, name: str) -> str:

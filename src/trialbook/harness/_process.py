@@ -331,8 +331,9 @@ def run_command(
         proc.wait()
         code = None
     else:
-        _signal_group(proc.pid, signal.SIGKILL)
+        # Count every process still there (its group's and escaped ones), then kill them.
         left_behind = sweep(token, workspace, signal.SIGKILL)
+        _signal_group(proc.pid, signal.SIGKILL)
     if timed_out or cancelled or left_behind:
         # What was killed is gone before we return: no process of the token may be left.
         for _ in range(500):
