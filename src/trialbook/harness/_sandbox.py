@@ -147,7 +147,14 @@ def wrap(
         "--tmpfs", "/dev/shm",
         "--tmpfs", "/run",
     ]  # fmt: skip
-    if not spec.network:
+    # The fresh /tmp and /run would hide a Python (a venv, an editable source tree) living there.
+    for path in _python_paths():
+        args += ["--ro-bind", str(path), str(path)]
+    if spec.network:
+        for resolver in _RESOLVER_PATHS:  # name resolution, when /etc/resolv.conf points into /run
+            if Path(resolver).exists():
+                args += ["--ro-bind", resolver, resolver]
+    else:
         args.append("--unshare-net")
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
@@ -163,12 +170,33 @@ def wrap(
     return [*args, "--", *inner]
 
 
-def _outermost(paths: Sequence[Path]) -> list[Path]:
+_PRIVATE_ROOTS = (Path("/tmp"), Path("/dev/shm"), Path("/run"))
+_RESOLVER_PATHS = ("/run/systemd/resolve", "/run/resolvconf")
+
+
+@cache
+def _python_paths() -> tuple[Path, ...]:
+    """Folders of the Python running trialbook (prefixes and import path) that lie under a folder
+    the sandbox replaces with a fresh tmpfs: they are mounted back read-only."""
+    import sys
+
+    candidates = [sys.prefix, sys.base_prefix, *sys.path]
+    found: list[Path] = []
+    for entry in candidates:
+        if not entry:
+            continue
+        path = Path(entry).resolve()
+        if path.is_dir() and any(path.is_relative_to(root) for root in _PRIVATE_ROOTS):
+            found.append(path)
+    return tuple(_outermost(found, keep_root=True))
+
+
+def _outermost(paths: Sequence[Path], keep_root: bool = False) -> list[Path]:
     """Drop folders inside other folders of the list (one tmpfs covers both); keep order stable."""
     resolved = sorted({p.resolve() for p in paths}, key=lambda p: len(p.parts))
     kept: list[Path] = []
     for p in resolved:
-        if not any(p.is_relative_to(k) for k in kept) and p != Path("/"):
+        if not any(p.is_relative_to(k) for k in kept) and (keep_root or p != Path("/")):
             kept.append(p)
     return kept
 

@@ -1,0 +1,50 @@
+"""How a command is wrapped for each tier (argv-level checks; behaviour is tested in test_run.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from trialbook.harness import _sandbox
+from trialbook.harness._sandbox import Limits, SandboxSpec, wrap
+
+
+def test_process_tier_is_sh_with_rlimits() -> None:
+    argv = wrap("process", "echo hi", SandboxSpec(workspace=Path("/w")), {}, Limits(cpu_s=7))
+    assert argv[:2] == ["/bin/sh", "-c"]
+    assert argv[2].startswith("ulimit -t 7 && ulimit -v ")
+    assert argv[2].endswith("\necho hi")
+
+
+def test_a_python_under_tmp_is_mounted_back_before_the_hidden_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clone under /tmp (its .venv and editable src) must stay usable inside the fresh /tmp, while
+    a suite inside that src stays hidden: the suite's tmpfs comes after the read-only bind."""
+    src = tmp_path / "clone" / "src"
+    suite = src / "pkg" / "suite"
+    suite.mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [str(src), "/usr/lib/python3"])
+    _sandbox._python_paths.cache_clear()
+    try:
+        argv = wrap(
+            "bwrap",
+            "true",
+            SandboxSpec(workspace=tmp_path / "ws", hidden=(suite,)),
+            {"A": "1"},
+            Limits(cpu_s=1),
+        )
+    finally:
+        _sandbox._python_paths.cache_clear()
+    bind = argv.index(str(src.resolve()))
+    assert argv[bind - 1] == "--ro-bind"
+    hide = argv.index(str(suite.resolve()))
+    assert argv[hide - 1] == "--tmpfs"
+    assert hide > bind
+    assert argv.index("--tmpfs") < bind  # after the fresh /tmp itself
+    assert "/usr/lib/python3" not in argv  # already visible: not bound again
+    assert "--unshare-net" in argv
+    assert "--clearenv" in argv
+    assert "--die-with-parent" in argv
