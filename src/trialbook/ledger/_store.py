@@ -451,7 +451,11 @@ class LedgerStore:
         return _ledger_from_table(str(self.path), columns, rows)
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection. A writer first folds the WAL journal into the main file, so that
+        the .db file alone holds the committed rows (a copy of it without its -wal loses nothing)."""
+        if not self.readonly:
+            # PASSIVE never waits for other writers; what it cannot fold in now, theirs will
+            self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
         self._conn.close()
 
     def __enter__(self) -> LedgerStore:
