@@ -26,8 +26,8 @@ DUCKDB = (
     'read_json_auto(\'" + sys.argv[1] + "\') GROUP BY task_id").fetchall()'
 )
 OURS = (
-    "import sys; from trialbook.cli import main; "
-    "sys.argv = ['trialbook', 'score', sys.argv[1], '--format', 'json']; main()"
+    "import sys; from trialbook.cli import entry; "
+    "sys.argv = ['trialbook', 'score', sys.argv[1], '--format', 'json']; entry()"
 )
 
 

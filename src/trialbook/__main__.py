@@ -1,5 +1,5 @@
 """``python -m trialbook``."""
 
-from trialbook.cli import main
+from trialbook.cli import entry
 
-main()
+entry()

@@ -63,10 +63,32 @@ def _parse_ks(_: click.Context, __: click.Parameter, value: str | None) -> tuple
 def main() -> None:
     """trialbook: agent scores you can defend.
 
-    Score a ledger of attempts (pass@k and pass^k with intervals that resample tasks, the effort and
-    cost behind them), or work pass@k out by hand. Ledgers are .jsonl or .csv files, one row per
-    attempt; see docs/ledger.md.
+    Run an agent on a frozen suite (k sandboxed attempts per task, one ledger row each), score a
+    ledger (pass@k and pass^k with intervals that resample tasks, the effort and cost behind them),
+    compare two runs, plan a design, or work pass@k out by hand. Ledgers are .db (SQLite), .jsonl or
+    .csv, one row per attempt; see docs/ledger.md.
     """
+
+
+def entry() -> None:
+    """The console script: ``main`` in a process of its own.
+
+    pyarrow imports pandas (0.4 s) on its first call whenever pandas is installed, only to check
+    whether its arguments are pandas objects; a trialbook command never passes one, so the command
+    line process refuses the import. (Library users and in-process callers of ``main`` are not
+    affected.)
+    """
+    if "pandas" not in sys.modules:
+        sys.meta_path.insert(0, _NoPandas())
+    main()
+
+
+class _NoPandas:
+    """An import finder that refuses pandas (pyarrow then skips its pandas integration)."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("the trialbook command line does not use pandas")
 
 
 _FORMAT = click.option(
@@ -781,7 +803,18 @@ def demo(out: Path, jobs: int, sandbox: str) -> None:
         "little more often), sometimes hangs past the timeout or leaves a process behind. These "
         "numbers show the method, not a system."
     )
+    import shutil
+
+    from trialbook.suite import LOCK_NAME, freeze, load_suite, write_lock
+
     out.mkdir(parents=True, exist_ok=True)
+    suite_dir = out / "suite"
+    shutil.rmtree(suite_dir, ignore_errors=True)
+    shutil.copytree(SUITE_DIR, suite_dir, ignore=shutil.ignore_patterns(LOCK_NAME, "__pycache__"))
+    suite = load_suite(suite_dir)
+    lock = freeze(suite)
+    console.print("\n[bold]freeze[/] (a copy of the bundled suite):")
+    console.print(render.lock_text(lock, str(write_lock(suite, lock))), markup=False)
     ledger = out / "ledger.db"
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     runs: dict[str, str] = {}
@@ -790,7 +823,7 @@ def demo(out: Path, jobs: int, sandbox: str) -> None:
         with _progress() as progress:
             result = run_suite(
                 RunOptions(
-                    suite=SUITE_DIR,
+                    suite=suite_dir,
                     agent=f"{_sys.executable} -m trialbook.demo.agent {name}",
                     ledger=ledger,
                     system=f"simulated-{name}",
@@ -813,11 +846,12 @@ def demo(out: Path, jobs: int, sandbox: str) -> None:
     (out / "compare.json").write_text(render.to_json(render.compare_to_dict(result_cmp)) + "\n")
     (out / "compare.md").write_text(render.compare_text(result_cmp, markdown=True))
     console.print(
-        f"\neverything is in {out}/: ledger.db (both runs; export with 'trialbook export'), "
+        f"\neverything is in {out}/: suite/ (the frozen copy that ran), "
+        f"ledger.db (both runs; export with 'trialbook export'), "
         f"ledger.transcripts/ (raw agent and grader output per attempt), "
         f"baseline-score.json/md, candidate-score.json/md, compare.json/md"
     )
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    entry()

@@ -301,13 +301,13 @@ def run_suite(
         finished_rows: list[tuple[dict[str, object], Ledger]] = []
 
         def write(starting: list[tuple[Task, int, int]]) -> list[int]:
-            # One transaction: rows of attempts that just finished, markers of those about to start.
+            # One transaction per finished row; the markers of the attempts about to start ride
+            # along with the last one (or go alone when nothing finished).
             nonlocal written
-            ids = store.write(
-                run_id,
-                [validated for _, validated in finished_rows],
-                [(task.id, index) for task, index, _ in starting],
-            )
+            for _, validated in finished_rows[:-1]:
+                store.write(run_id, [validated], [])
+            last = [validated for _, validated in finished_rows[-1:]]
+            ids = store.write(run_id, last, [(task.id, index) for task, index, _ in starting])
             written += len(finished_rows)
             if progress is not None:
                 for row, _ in finished_rows:

@@ -238,10 +238,10 @@ class LedgerStore:
     def write(
         self, run_id: str, finished: Sequence[Ledger], starts: Sequence[tuple[str, int]]
     ) -> list[int]:
-        """What the harness's driver writes at one moment, in one transaction: the attempts that
-        finished (each already validated into a :class:`Ledger` by ``ledger_from_rows``, which the
-        workers do in parallel) and start markers of attempts about to begin. The stored rows are
-        checked as :meth:`append` checks them. Returns the markers' ids."""
+        """What the harness's driver writes at one moment, in one transaction: a finished attempt
+        (already validated into a :class:`Ledger` by ``ledger_from_rows``, which the workers do in
+        parallel; the driver passes one per call) and the start markers of attempts about to begin.
+        The stored rows are checked as :meth:`append` checks them. Returns the markers' ids."""
         ids: list[int] = []
         with self._write() as conn:
             for incoming in finished:
