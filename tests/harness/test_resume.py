@@ -47,6 +47,11 @@ def check_ledger(ledger: Path) -> None:
         ).fetchone()[0]
     # every start either produced its row or was recorded as cut off when the run resumed
     assert starts == len(rows) + cut
+    with sqlite3.connect(ledger) as conn:
+        summary = conn.execute(
+            "SELECT status, attempts, starts, unfinished_starts, cut_off_rerun FROM run_summary"
+        ).fetchone()
+    assert summary == ("finished", len(rows), starts, 0, cut)
 
 
 @pytest.mark.slow

@@ -118,8 +118,28 @@ CREATE TRIGGER attempt_starts_no_delete BEFORE DELETE ON attempt_starts
 BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempt_starts rows are never deleted'); END;
 """
 
+# Schema 3: a read-only view of each run as its events describe it, for anyone reading with SQL.
+_V3 = """
+CREATE VIEW run_summary AS
+SELECT
+    r.run_id, r.system, r.dataset_id, r.k_budget, r.sandbox, r.started_at, r.rerun_reason,
+    (SELECT e.event FROM run_events e WHERE e.run_id = r.run_id ORDER BY e.id DESC LIMIT 1) AS status,
+    (SELECT e.at FROM run_events e WHERE e.run_id = r.run_id AND e.event = 'finished'
+        ORDER BY e.id DESC LIMIT 1) AS finished_at,
+    (SELECT count(*) FROM attempts a WHERE a.run_id = r.run_id) AS attempts,
+    (SELECT count(*) FROM attempts a WHERE a.run_id = r.run_id AND a.passed) AS passed,
+    (SELECT count(*) FROM attempt_starts s WHERE s.run_id = r.run_id) AS starts,
+    (SELECT count(*) FROM attempt_starts s WHERE s.run_id = r.run_id AND NOT EXISTS (
+        SELECT 1 FROM attempts a WHERE a.run_id = s.run_id AND a.task_id = s.task_id
+        AND a.attempt_index = s.attempt_index)) AS unfinished_starts,
+    (SELECT coalesce(sum(json_extract(e.detail, '$.cut_off')), 0) FROM run_events e
+        WHERE e.run_id = r.run_id AND e.event = 'resumed') AS cut_off_rerun
+FROM runs r;
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
+    (3, "run_summary view", _V3),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
