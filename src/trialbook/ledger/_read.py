@@ -143,7 +143,7 @@ def _read_jsonl_fast(path: Path, default_run: str) -> Ledger | None:
     try:
         table = pj.read_json(
             path,
-            read_options=pj.ReadOptions(block_size=16 << 20),
+            read_options=pj.ReadOptions(block_size=32 << 20),
             parse_options=pj.ParseOptions(
                 explicit_schema=schema, unexpected_field_behavior="infer"
             ),

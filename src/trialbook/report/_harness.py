@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from trialbook.harness._gradercheck import GraderCheck
-from trialbook.harness._run import RunResult
-from trialbook.suite import Lock, LockCheck
+if TYPE_CHECKING:  # renderers only read attributes: no need to import the harness to print
+    from trialbook.harness._gradercheck import GraderCheck
+    from trialbook.harness._run import RunResult
+    from trialbook.suite import Lock, LockCheck
 
 __all__ = [
     "GRADER_CHECK_SCHEMA",

@@ -129,7 +129,8 @@ def task_bootstrap(
     # tasks alike in values and weights are one profile; identical weight columns are kept once
     wcols, wmap = _distinct_columns(w)
     profiles, counts = _distinct_rows(np.column_stack([v, wcols]))
-    pv, pw = profiles[:, :m], profiles[:, m:][:, wmap]
+    pv, pwd = profiles[:, :m], profiles[:, m:]
+    pw = pwd[:, wmap]
     estimate = (w * v).sum(axis=0) / w.sum(axis=0)
     rng = np.random.default_rng(seed)
     theta = np.empty((resamples, m))
@@ -140,7 +141,8 @@ def task_bootstrap(
         for start in range(0, resamples, batch):
             size = min(batch, resamples - start)
             draws = rng.multinomial(t, draw_p, size=size).astype(np.float64)
-            theta[start : start + size] = (draws @ pwv) / (draws @ pw)
+            # the denominators need only the distinct weight columns (often one or two)
+            theta[start : start + size] = (draws @ pwv) / (draws @ pwd)[:, wmap]
     else:
         batch = max(1, _MAX_CELLS // (t * m))
         wv = v * w
@@ -152,8 +154,7 @@ def task_bootstrap(
 
     alpha = 1.0 - confidence
     if method == "percentile":
-        low = np.percentile(theta, 100 * alpha / 2, axis=0)
-        high = np.percentile(theta, 100 * (1 - alpha / 2), axis=0)
+        low, high = np.percentile(theta, [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=0)
     else:
         low, high = _bca(theta, estimate, pv, pw, counts, alpha)
     # a degenerate distribution (every task alike) has a zero-width interval at the estimate
