@@ -175,7 +175,7 @@ def score(
 ) -> None:
     """Score LEDGER: pass@k and pass^k per run, with task-bootstrap intervals and companion figures.
 
-    Every row is validated first; a ledger with any problem prints one line per problem (file, line,
+    LEDGER is a SQLite ledger (.db) or a .jsonl / .csv file. Every row is validated first; a ledger with any problem prints one line per problem (file, line,
     task, field) and no rate at all, and exits 2.
     """
     from trialbook.scoring import ScoreOptions, score_file
