@@ -756,7 +756,9 @@ def export(ledger: Path, run_id: str | None, fmt: str, output: Path | None) -> N
         write_ledger(rows, fmt, sys.stdout.buffer)  # type: ignore[arg-type]
         sys.stdout.buffer.flush()
         return
-    fd, tmp = tempfile.mkstemp(dir=output.parent if str(output.parent) else ".", suffix=".partial")
+    if not output.parent.is_dir():
+        _fail([f"-o: no such folder {str(output.parent)!r}"])
+    fd, tmp = tempfile.mkstemp(dir=output.parent, suffix=".partial")
     try:
         with os.fdopen(fd, "wb") as fh:
             count = write_ledger(rows, fmt, fh)  # type: ignore[arg-type]

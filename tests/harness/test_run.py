@@ -383,3 +383,30 @@ def test_an_agent_path_relative_to_the_callers_folder_is_refused(
     assert out.exit_code == 2
     assert "'bin/agent' is relative to this folder" in out.output
     assert not (tmp_path / "l.db").exists()
+
+
+def test_resume_needs_an_existing_ledger_and_run(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path / "suite", {"t": CHECK})
+    ledger = tmp_path / "l.db"
+    out = CliRunner().invoke(
+        main, ["run", str(suite), "--agent", "true", "--ledger", str(ledger), "--resume", "r"]
+    )
+    assert out.exit_code == 2
+    assert "--resume: no ledger" in out.output
+    assert not ledger.exists()  # a refused command writes nothing
+    run(tmp_path, {"t": CHECK}, "touch done.txt", "process")
+    out = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(tmp_path / "suite"),
+            "--agent",
+            "true",
+            "--ledger",
+            str(tmp_path / "out" / "ledger.db"),
+            "--resume",
+            "nope",
+        ],
+    )
+    assert out.exit_code == 2
+    assert "--resume: no run 'nope'" in out.output

@@ -359,3 +359,11 @@ def test_a_writer_killed_mid_transaction_leaves_a_sound_file(tmp_path: Path) -> 
     with LedgerStore(db) as store:  # the lock died with the writer: the next one proceeds
         store.append([base_row("after", 0, passed=False, k=1, run_id="r")])
     assert read_ledger(db).text("task_id").tolist() == ["kept", "after"]
+
+
+def test_export_to_a_missing_folder_is_refused(tmp_path: Path, rows: list[dict[str, Any]]) -> None:
+    src = write_jsonl(tmp_path / "in.jsonl", rows)
+    target = tmp_path / "nope" / "out.csv"
+    result = CliRunner().invoke(main, ["export", str(src), "--format", "csv", "-o", str(target)])
+    assert result.exit_code == 2
+    assert f"-o: no such folder {str(target.parent)!r}" in result.output

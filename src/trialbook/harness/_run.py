@@ -199,6 +199,8 @@ def run_suite(
     dataset_id = lock.current.dataset_id
     harness_version = f"trialbook {version('trialbook')}"
 
+    if options.resume is not None and not options.ledger.is_file():
+        raise ArgumentError(f"--resume: no ledger {str(options.ledger)!r} to resume from")
     options.ledger.parent.mkdir(parents=True, exist_ok=True)
     with LedgerStore(options.ledger) as store:
         cut_off: list[tuple[str, int]] = []
