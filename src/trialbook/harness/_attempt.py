@@ -164,7 +164,7 @@ def _describe_exit(who: str, outcome: Outcome) -> str | None:
     if outcome.exit_code < 0:
         return f"{who} was killed by signal {-outcome.exit_code}"
     if outcome.exit_code == 137:
-        return f"{who} exited with 137 (killed: a resource limit or the backstop)"
+        return f"{who} exited with 137 (killed, e.g. by a resource limit)"
     return f"{who} exited with {outcome.exit_code}"
 
 
