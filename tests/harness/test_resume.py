@@ -100,3 +100,28 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path: Path, tier: str) -> 
     with sqlite3.connect(ledger) as conn:
         events = [e for (e,) in conn.execute("SELECT event FROM run_events ORDER BY id")]
     assert events == ["started", "interrupted", "resumed", "finished"]
+
+
+def test_a_killed_harness_leaves_no_process_behind(tmp_path: Path) -> None:
+    """Process tier, no resume: the run's watchdog kills the attempt's processes when the harness
+    dies of SIGKILL (bwrap has --die-with-parent as well)."""
+    suite = make_suite(tmp_path / "suite", {"t": {"grader": "true"}}, k=1, timeout_s=60)
+    ledger = tmp_path / "out" / "ledger.db"
+    with subprocess.Popen(
+        [sys.executable, "-m", "trialbook", "run", str(suite), "--agent", "setsid sleep 931.5 & sleep 932.5",
+         "--ledger", str(ledger), "--sandbox", "process", "--run-id", "r1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    ) as proc:  # fmt: skip
+        deadline = time.monotonic() + 30
+        while not (alive_with("931.5") and alive_with("932.5")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert alive_with("931.5")
+        assert alive_with("932.5")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while (alive_with("931.5") or alive_with("932.5")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive_with("931.5")
+    assert not alive_with("932.5")
