@@ -75,7 +75,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path, tier: str) -> Non
     assert kills >= 2
     check_ledger(ledger)
     assert not find_processes("r1/", prefix=True)
-    assert not alive_with("919.5")
+    assert not sleeping("919.5")
 
 
 @pytest.mark.parametrize("tier", TIERS)
@@ -102,6 +102,16 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path: Path, tier: str) -> 
     assert events == ["started", "interrupted", "resumed", "finished"]
 
 
+def sleeping(seconds: str) -> list[int]:
+    """Live processes that are exactly ``sleep SECONDS`` (not the harness whose argv mentions it)."""
+    return [
+        pid
+        for pid in alive_with(seconds)
+        if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2]
+        == [b"sleep", seconds.encode()]
+    ]
+
+
 def test_a_killed_harness_leaves_no_process_behind(tmp_path: Path) -> None:
     """Process tier, no resume: the run's watchdog kills the attempt's processes when the harness
     dies of SIGKILL (bwrap has --die-with-parent as well)."""
@@ -114,14 +124,14 @@ def test_a_killed_harness_leaves_no_process_behind(tmp_path: Path) -> None:
         stderr=subprocess.DEVNULL,
     ) as proc:  # fmt: skip
         deadline = time.monotonic() + 30
-        while not (alive_with("931.5") and alive_with("932.5")) and time.monotonic() < deadline:
+        while not (sleeping("931.5") and sleeping("932.5")) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert alive_with("931.5")
-        assert alive_with("932.5")
+        assert sleeping("931.5")
+        assert sleeping("932.5")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     deadline = time.monotonic() + 10
-    while (alive_with("931.5") or alive_with("932.5")) and time.monotonic() < deadline:
+    while (sleeping("931.5") or sleeping("932.5")) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not alive_with("931.5")
-    assert not alive_with("932.5")
+    assert not sleeping("931.5")
+    assert not sleeping("932.5")
