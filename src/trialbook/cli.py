@@ -594,7 +594,7 @@ def run(
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        with _progress() as progress:
+        with _Progress() as progress:
             result = run_suite(options, progress=progress, stop=stop)
     finally:
         for s, handler in previous.items():
@@ -662,10 +662,6 @@ class _Progress:
                 f"({float(row['elapsed_s']):.1f} s) · {stats}",
                 err=True,
             )
-
-
-def _progress() -> _Progress:
-    return _Progress()
 
 
 @main.command(name="import")
@@ -822,7 +818,7 @@ def demo(out: Path, jobs: int, sandbox: str) -> None:
     runs: dict[str, str] = {}
     for name in ("baseline", "candidate"):
         console.print(f"\n[bold]{name}[/]: k attempts per task through the harness ...")
-        with _progress() as progress:
+        with _Progress() as progress:
             result = run_suite(
                 RunOptions(
                     suite=suite_dir,
