@@ -66,7 +66,6 @@ class RunContext:
     run_id: str
     agent: str
     tier: Tier
-    k: int
     temperature: float | None
     scratch: Path
     """Folder of the run's throwaway attempt folders."""

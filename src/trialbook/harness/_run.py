@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
@@ -26,10 +27,18 @@ from trialbook.errors import ArgumentError
 from trialbook.harness._attempt import AttemptSpec, RunContext, run_attempt
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._process import sweep
-from trialbook.harness._sandbox import resolve_tier
+from trialbook.harness._sandbox import Tier, resolve_tier
 from trialbook.ledger import Ledger, ledger_from_rows
 from trialbook.ledger._store import LedgerStore, RunRecord
-from trialbook.suite import SuiteError, Task, check_lock, fixture_hash, load_suite
+from trialbook.suite import (
+    Lock,
+    Suite,
+    SuiteError,
+    Task,
+    check_lock,
+    fixture_hash,
+    load_suite,
+)
 
 __all__ = ["RunOptions", "RunProgress", "RunResult", "run_suite"]
 
@@ -150,6 +159,172 @@ def _stop_watchdog(watchdog: subprocess.Popen[bytes]) -> None:
     watchdog.wait()
 
 
+def _check_options(options: RunOptions) -> None:
+    if options.jobs < 1:
+        raise ArgumentError(f"--jobs must be >= 1, got {options.jobs}")
+    if options.executor != "local":
+        raise ArgumentError(
+            f"--executor: only 'local' exists in this version, got {options.executor!r}"
+        )
+    if options.ledger.suffix.lower() != ".db":
+        raise ArgumentError(
+            f"--ledger: the harness writes a SQLite ledger (.db), got {str(options.ledger)!r}"
+        )
+    if options.resume is not None and not options.ledger.is_file():
+        raise ArgumentError(f"--resume: no ledger {str(options.ledger)!r} to resume from")
+    _check_agent(options.agent)
+
+
+def _frozen_suite(root: Path) -> tuple[Suite, Lock]:
+    """The suite and its lock, refusing a lock that is missing or no longer matches the files."""
+    suite = load_suite(root)
+    check = check_lock(suite)
+    if not check.matches:
+        what = "; ".join(check.changed)
+        raise SuiteError(
+            f"{suite.root}: the suite lock is stale or missing ({what}): "
+            f"run 'trialbook suite freeze {suite.root}' and start a new run"
+        )
+    return suite, check.current
+
+
+def _tasks_to_run(suite: Suite, lock: Lock, tier: str | None) -> tuple[list[Task], tuple[str, ...]]:
+    """The tasks of the tier (or all), and the quarantined ones among them, which are not run."""
+    tasks = list(suite.tasks)
+    if tier is not None:
+        if tier not in suite.tiers:
+            known = ", ".join(sorted(suite.tiers)) or "none"
+            raise ArgumentError(f"--tier: the suite has no tier {tier!r} (tiers: {known})")
+        members = set(suite.tiers[tier])
+        tasks = [t for t in tasks if t.id in members]
+    quarantined = tuple(t.id for t in tasks if t.id in lock.quarantined)
+    return [t for t in tasks if t.id not in lock.quarantined], quarantined
+
+
+def _open_run(
+    store: LedgerStore, options: RunOptions, suite: Suite, dataset_id: str, tier: Tier
+) -> tuple[RunRecord, list[tuple[str, int]]]:
+    """Create the run, or reopen it for --resume; returns its record and the cut-off attempts."""
+    if options.resume is None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        record = RunRecord(
+            run_id=options.run_id or f"{options.system or 'run'}-{stamp}",
+            system=options.system,
+            dataset_id=dataset_id,
+            suite_path=str(suite.root.resolve()),
+            k_budget=suite.k,
+            timeout_s=suite.timeout_s,
+            temperature=suite.temperature,
+            seeds=suite.seeds,
+            model_version=options.model_version,
+            grader_version=suite.grader_version,
+            harness_version=f"trialbook {version('trialbook')}",
+            sandbox=tier,
+            rerun_reason=options.rerun_reason,
+            origin="trialbook run",
+        )
+        store.create_run(record)
+        return record, []
+    status = store.run(options.resume)
+    if status is None:
+        raise ArgumentError(f"--resume: no run {options.resume!r} in {options.ledger}")
+    record = status.record
+    if record.dataset_id != dataset_id:
+        raise SuiteError(
+            f"--resume: run {record.run_id!r} was made on dataset {record.dataset_id}, "
+            f"the suite is now {dataset_id}: start a new run"
+        )
+    if record.sandbox is not None and record.sandbox != tier:
+        raise ArgumentError(
+            f"--resume: run {record.run_id!r} used the {record.sandbox} sandbox, this "
+            f"would use {tier}: pass --sandbox {record.sandbox}"
+        )
+    # Processes an earlier, killed harness left behind die before anything runs again.
+    sweep(f"{record.run_id}/", prefix=True)
+    cut_off = store.unfinished_starts(record.run_id)
+    store.record_event(
+        record.run_id,
+        "resumed",
+        {"cut_off": len(cut_off), "attempts": [f"{t}#{i}" for t, i in cut_off]},
+    )
+    return record, cut_off
+
+
+class _Driver:
+    """The loop of one run: keeps ``jobs`` attempts running and writes what comes back.
+
+    The only ledger writer. Each finished row is written in a transaction of its own; the start
+    markers of the attempts about to begin ride along with the last one.
+    """
+
+    def __init__(
+        self,
+        store: LedgerStore,
+        ctx: RunContext,
+        jobs: int,
+        progress: RunProgress | None,
+        stop: threading.Event,
+    ) -> None:
+        self.store, self.ctx, self.jobs, self.progress, self.stop = store, ctx, jobs, progress, stop
+        self.written = 0
+        self._finished: list[tuple[dict[str, object], Ledger]] = []
+
+    def _write(self, starting: list[tuple[Task, int, int]]) -> list[int]:
+        run_id = self.ctx.run_id
+        for _, validated in self._finished[:-1]:
+            self.store.write(run_id, [validated], [])
+        last = [validated for _, validated in self._finished[-1:]]
+        ids = self.store.write(run_id, last, [(task.id, index) for task, index, _ in starting])
+        self.written += len(self._finished)
+        if self.progress is not None:
+            for row, _ in self._finished:
+                self.progress.attempt(row)
+        self._finished.clear()
+        return ids
+
+    def drive(self, todo: list[tuple[Task, int, int]], executor: Executor) -> None:
+        """Run ``todo``; on any exception (or once ``stop`` is set) stop starting attempts, keep the
+        rows of those that finished, and leave the rest cut off."""
+        queue = deque(todo)
+        running: dict[Future[tuple[dict[str, object], Ledger] | None], AttemptSpec] = {}
+        try:
+            while queue or running or self._finished:
+                starting: list[tuple[Task, int, int]] = []
+                while queue and len(running) + len(starting) < self.jobs and not self.stop.is_set():
+                    starting.append(queue.popleft())
+                if starting or self._finished:
+                    for (task, index, seed), start_id in zip(
+                        starting, self._write(starting), strict=True
+                    ):
+                        spec = AttemptSpec(
+                            task=task, attempt_index=index, seed=seed, start_id=start_id
+                        )
+                        running[executor.submit(_attempt, spec, self.ctx, self.stop)] = spec
+                if self.stop.is_set() and not running:
+                    break
+                if not running:
+                    continue
+                done_now, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in done_now:
+                    running.pop(future)
+                    row = future.result()
+                    if row is not None:  # None: cut off by the stop; its marker stays without a row
+                        self._finished.append(row)
+        except BaseException:
+            self.stop.set()
+            for future in running:
+                future.cancel()
+            executor.shutdown()
+            for future in running:  # attempts that finished while stopping keep their rows
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    row = future.result()
+                    if row is not None:
+                        self._finished.append(row)
+            if self._finished:
+                self._write([])
+            raise
+
+
 def run_suite(
     options: RunOptions,
     progress: RunProgress | None = None,
@@ -161,98 +336,21 @@ def run_suite(
     ``stop``: set it (e.g. on Ctrl-C) to stop cleanly: running attempts are killed and left without
     a row (they are cut off and run again by ``--resume``), and the run records an 'interrupted' event.
     """
-    if options.jobs < 1:
-        raise ArgumentError(f"--jobs must be >= 1, got {options.jobs}")
-    if options.executor != "local":
-        raise ArgumentError(
-            f"--executor: only 'local' exists in this version, got {options.executor!r}"
-        )
-    if options.ledger.suffix.lower() != ".db":
-        raise ArgumentError(
-            f"--ledger: the harness writes a SQLite ledger (.db), got {str(options.ledger)!r}"
-        )
-    _check_agent(options.agent)
-    suite = load_suite(options.suite)
-    lock = check_lock(suite.root)
-    if not lock.matches:
-        what = "; ".join(lock.changed)
-        raise SuiteError(
-            f"{suite.root}: the suite lock is stale or missing ({what}): "
-            f"run 'trialbook suite freeze {suite.root}' and start a new run"
-        )
+    _check_options(options)
+    suite, lock = _frozen_suite(options.suite)
     try:
         tier, tier_note = resolve_tier(options.sandbox)
     except ValueError as exc:
         raise ArgumentError(str(exc)) from None
     notes = [tier_note] if tier_note else []
-    tasks = list(suite.tasks)
-    if options.tier is not None:
-        if options.tier not in suite.tiers:
-            known = ", ".join(sorted(suite.tiers)) or "none"
-            raise ArgumentError(f"--tier: the suite has no tier {options.tier!r} (tiers: {known})")
-        members = set(suite.tiers[options.tier])
-        tasks = [t for t in tasks if t.id in members]
-    quarantined = tuple(t.id for t in tasks if t.id in lock.current.quarantined)
+    tasks, quarantined = _tasks_to_run(suite, lock, options.tier)
     if quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(quarantined)}")
-    tasks = [t for t in tasks if t.id not in lock.current.quarantined]
-    dataset_id = lock.current.dataset_id
-    harness_version = f"trialbook {version('trialbook')}"
 
-    if options.resume is not None and not options.ledger.is_file():
-        raise ArgumentError(f"--resume: no ledger {str(options.ledger)!r} to resume from")
     options.ledger.parent.mkdir(parents=True, exist_ok=True)
     with LedgerStore(options.ledger) as store:
-        cut_off: list[tuple[str, int]] = []
-        if options.resume is not None:
-            status = store.run(options.resume)
-            if status is None:
-                raise ArgumentError(f"--resume: no run {options.resume!r} in {options.ledger}")
-            record = status.record
-            if record.dataset_id != dataset_id:
-                raise SuiteError(
-                    f"--resume: run {record.run_id!r} was made on dataset {record.dataset_id}, "
-                    f"the suite is now {dataset_id}: start a new run"
-                )
-            if record.sandbox is not None and record.sandbox != tier:
-                raise ArgumentError(
-                    f"--resume: run {record.run_id!r} used the {record.sandbox} sandbox, this "
-                    f"would use {tier}: pass --sandbox {record.sandbox}"
-                )
-            run_id = record.run_id
-            # Processes an earlier, killed harness left behind die before anything runs again.
-            sweep(f"{run_id}/", prefix=True)
-            cut_off = store.unfinished_starts(run_id)
-            store.record_event(
-                run_id,
-                "resumed",
-                {"cut_off": len(cut_off), "attempts": [f"{t}#{i}" for t, i in cut_off]},
-            )
-            system = record.system
-            model_version = record.model_version
-        else:
-            system = options.system
-            model_version = options.model_version
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            run_id = options.run_id or f"{system or 'run'}-{stamp}"
-            store.create_run(
-                RunRecord(
-                    run_id=run_id,
-                    system=system,
-                    dataset_id=dataset_id,
-                    suite_path=str(suite.root.resolve()),
-                    k_budget=suite.k,
-                    timeout_s=suite.timeout_s,
-                    temperature=suite.temperature,
-                    seeds=suite.seeds,
-                    model_version=model_version,
-                    grader_version=suite.grader_version,
-                    harness_version=harness_version,
-                    sandbox=tier,
-                    rerun_reason=options.rerun_reason,
-                    origin="trialbook run",
-                )
-            )
+        record, cut_off = _open_run(store, options, suite, lock.dataset_id, tier)
+        run_id = record.run_id
         done = store.finished(run_id)
         todo = _plan(tasks, suite.k, suite.seeds, done)
         if cut_off:
@@ -270,19 +368,18 @@ def run_suite(
             run_id=run_id,
             agent=options.agent,
             tier=tier,
-            k=suite.k,
             temperature=suite.temperature,
             scratch=scratch,
             transcripts=transcripts,
             transcript_base=options.ledger.parent,
             prompts=prompts,
             row_fields={
-                "system": system,
-                "dataset_id": dataset_id,
+                "system": record.system,
+                "dataset_id": lock.dataset_id,
                 "k_budget": suite.k,
-                "model_version": model_version,
+                "model_version": record.model_version,
                 "grader_version": suite.grader_version,
-                "harness_version": harness_version,
+                "harness_version": f"trialbook {version('trialbook')}",
                 "sandbox": tier,
             },
             fixture_hashes={t.id: fixture_hash(t) for t in tasks},
@@ -291,87 +388,32 @@ def run_suite(
             grace_s=options.grace_s,
         )
         stop = stop or threading.Event()
-        total = len(todo) + len(done)
         if progress is not None:
-            progress.begin(run_id, total, len(done), notes)
-        written = 0
-        interrupted = False
+            progress.begin(run_id, len(todo) + len(done), len(done), notes)
+        driver = _Driver(store, ctx, options.jobs, progress, stop)
         watchdog = _start_watchdog(run_id)
         executor = (executor_factory or LocalExecutor)(options.jobs)
-        running: dict[Future[tuple[dict[str, object], Ledger] | None], AttemptSpec] = {}
-        queue = list(todo)
-        finished_rows: list[tuple[dict[str, object], Ledger]] = []
-
-        def write(starting: list[tuple[Task, int, int]]) -> list[int]:
-            # One transaction per finished row; the markers of the attempts about to start ride
-            # along with the last one (or go alone when nothing finished).
-            nonlocal written
-            for _, validated in finished_rows[:-1]:
-                store.write(run_id, [validated], [])
-            last = [validated for _, validated in finished_rows[-1:]]
-            ids = store.write(run_id, last, [(task.id, index) for task, index, _ in starting])
-            written += len(finished_rows)
-            if progress is not None:
-                for row, _ in finished_rows:
-                    progress.attempt(row)
-            finished_rows.clear()
-            return ids
-
         try:
-            while queue or running or finished_rows:
-                starting: list[tuple[Task, int, int]] = []
-                while queue and len(running) + len(starting) < options.jobs and not stop.is_set():
-                    starting.append(queue.pop(0))
-                if starting or finished_rows:
-                    for (task, index, seed), start_id in zip(
-                        starting, write(starting), strict=True
-                    ):
-                        spec = AttemptSpec(
-                            task=task, attempt_index=index, seed=seed, start_id=start_id
-                        )
-                        running[executor.submit(_attempt, spec, ctx, stop)] = spec
-                if stop.is_set() and not running:
-                    break
-                if not running:
-                    continue
-                done_now, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in done_now:
-                    running.pop(future)
-                    row = future.result()
-                    if row is not None:  # None: cut off by the stop; its marker stays without a row
-                        finished_rows.append(row)
+            driver.drive(todo, executor)
         except BaseException:
-            stop.set()
-            for future in running:
-                future.cancel()
-            interrupted = True
+            store.record_event(run_id, "interrupted", {"written": driver.written})
+            raise
+        finally:
             executor.shutdown()
-            for future in running:  # attempts that finished while stopping keep their rows
-                if future.done() and not future.cancelled() and future.exception() is None:
-                    row = future.result()
-                    if row is not None:
-                        finished_rows.append(row)
-            if finished_rows:
-                write([])
-            store.record_event(run_id, "interrupted", {"written": written})
             shutil.rmtree(scratch, ignore_errors=True)
             _stop_watchdog(watchdog)
-            raise
-        executor.shutdown()
-        shutil.rmtree(scratch, ignore_errors=True)
-        _stop_watchdog(watchdog)
-        interrupted = stop.is_set() and written < len(todo)
+        interrupted = stop.is_set() and driver.written < len(todo)
         store.record_event(
             run_id,
             "interrupted" if interrupted else "finished",
-            {"written": written, "cut_off_rerun": len(cut_off)},
+            {"written": driver.written, "cut_off_rerun": len(cut_off)},
         )
     return RunResult(
         run_id=run_id,
         ledger=options.ledger,
         tier=tier,
         planned=len(todo),
-        written=written,
+        written=driver.written,
         cut_off=len(cut_off),
         quarantined=quarantined,
         interrupted=interrupted,

@@ -229,8 +229,8 @@ def find_leaks(task: Task) -> tuple[str, ...]:
     return tuple(dict.fromkeys(reasons))
 
 
-def freeze(suite: Suite) -> Lock:
-    """Hash the suite and find leaks (pure: writes nothing)."""
+def _hashes(suite: Suite) -> tuple[str, dict[str, str]]:
+    """The dataset_id and each task's hash."""
     task_hashes = {task.id: _task_hash(task) for task in suite.tasks}
     h = _Hasher()
     h.put("schema", LOCK_SCHEMA)
@@ -238,10 +238,26 @@ def freeze(suite: Suite) -> Lock:
     for task_id in sorted(task_hashes):
         h.put("task", task_id)
         h.put("task-hash", task_hashes[task_id])
-    quarantined = {t.id: r for t in suite.tasks if (r := find_leaks(t))}
+    return "sha256:" + h.hexdigest(), task_hashes
+
+
+def freeze(suite: Suite) -> Lock:
+    """Hash the suite and find leaks (pure: writes nothing)."""
+    dataset_id, task_hashes = _hashes(suite)
+    return _lock(
+        suite, dataset_id, task_hashes, {t.id: r for t in suite.tasks if (r := find_leaks(t))}
+    )
+
+
+def _lock(
+    suite: Suite,
+    dataset_id: str,
+    task_hashes: dict[str, str],
+    quarantined: Mapping[str, tuple[str, ...]],
+) -> Lock:
     return Lock(
         name=suite.name,
-        dataset_id="sha256:" + h.hexdigest(),
+        dataset_id=dataset_id,
         task_hashes=task_hashes,
         quarantined=quarantined,
         budget=_budget(suite),
@@ -288,11 +304,21 @@ class LockCheck:
         return self.locked_id is not None and self.locked_id == self.current.dataset_id
 
 
-def check_lock(root: str | Path) -> LockCheck:
-    """Re-hash the suite and compare with its lock."""
-    suite = load_suite(root)
-    current = freeze(suite)
+def check_lock(suite: Suite | str | Path) -> LockCheck:
+    """Re-hash the suite and compare with its lock.
+
+    When the hashes match, the lock's quarantine is the one computed from these very files and is
+    taken from the lock (leak detection reads every text file again; a run does not need that).
+    """
+    if not isinstance(suite, Suite):
+        suite = load_suite(suite)
+    dataset_id, task_hashes = _hashes(suite)
     data = read_lock(suite)
+    leaks = data.get("leaks") if data is not None else None
+    if data is not None and data.get("dataset_id") == dataset_id and isinstance(leaks, dict):
+        current = _lock(suite, dataset_id, task_hashes, {t: tuple(r) for t, r in leaks.items()})
+    else:
+        current = freeze(suite)
     if data is None:
         return LockCheck(current, None, (f"no lock: run 'trialbook suite freeze {suite.root}'",))
     changed: list[str] = []
