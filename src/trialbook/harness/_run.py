@@ -28,8 +28,7 @@ from trialbook.harness._attempt import AttemptSpec, RunContext, run_attempt
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._process import sweep
 from trialbook.harness._sandbox import Tier, resolve_tier
-from trialbook.ledger import Ledger, ledger_from_rows
-from trialbook.ledger._store import LedgerStore, RunRecord
+from trialbook.ledger._store import LedgerStore, Prepared, RunRecord, prepare
 from trialbook.suite import (
     Lock,
     Suite,
@@ -117,12 +116,12 @@ def _plan(
 
 def _attempt(
     spec: AttemptSpec, ctx: RunContext, stop: threading.Event
-) -> tuple[dict[str, object], Ledger] | None:
+) -> tuple[dict[str, object], Prepared] | None:
     """Run one attempt and validate its row, in the worker (so the driver only writes)."""
     row = run_attempt(spec, ctx, stop)
     if row is None:
         return None
-    return row, ledger_from_rows([row], f"run {ctx.run_id}")
+    return row, prepare([row], f"run {ctx.run_id}")
 
 
 def _check_agent(agent: str) -> None:
@@ -267,7 +266,7 @@ class _Driver:
     ) -> None:
         self.store, self.ctx, self.jobs, self.progress, self.stop = store, ctx, jobs, progress, stop
         self.written = 0
-        self._finished: list[tuple[dict[str, object], Ledger]] = []
+        self._finished: list[tuple[dict[str, object], Prepared]] = []
 
     def _write(self, starting: list[tuple[Task, int, int]]) -> list[int]:
         run_id = self.ctx.run_id
@@ -286,7 +285,7 @@ class _Driver:
         """Run ``todo``; on any exception (or once ``stop`` is set) stop starting attempts, keep the
         rows of those that finished, and leave the rest cut off."""
         queue = deque(todo)
-        running: dict[Future[tuple[dict[str, object], Ledger] | None], AttemptSpec] = {}
+        running: dict[Future[tuple[dict[str, object], Prepared] | None], AttemptSpec] = {}
         try:
             while queue or running or self._finished:
                 starting: list[tuple[Task, int, int]] = []

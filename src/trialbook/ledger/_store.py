@@ -44,6 +44,29 @@ RUN_EVENTS = ("started", "resumed", "finished", "interrupted")
 
 
 _ATTEMPT_COLUMNS = [f for f in FIELDS if f.name != "run_id"]
+_COLUMNS = ["run_id", *(f.name for f in _ATTEMPT_COLUMNS)]
+_QUOTED = ", ".join(f'"{c}"' for c in _COLUMNS)
+_INSERT = f"INSERT INTO attempts ({_QUOTED}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+
+
+def insert_params(ledger: Ledger) -> list[tuple[object, ...]]:
+    """The rows of a validated ledger as SQL parameters, in the attempts table's column order."""
+    return [tuple(row[c] for c in _COLUMNS) for row in ledger_rows(ledger)]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Validated rows, converted for the store ahead of time (by a worker, off the writer's path)."""
+
+    ledger: Ledger
+    params: list[tuple[object, ...]]
+
+
+def prepare(rows: Sequence[Mapping[str, object]], source: str) -> Prepared:
+    """Validate rows (every rule of a ledger file) and convert them for :meth:`LedgerStore.write`.
+    Pure: any thread may call it. Raises :class:`LedgerError`."""
+    ledger = ledger_from_rows(rows, source)
+    return Prepared(ledger, insert_params(ledger))
 
 
 @dataclass(frozen=True)
@@ -236,7 +259,7 @@ class LedgerStore:
             return self._insert(conn, incoming, origin=None)
 
     def write(
-        self, run_id: str, finished: Sequence[Ledger], starts: Sequence[tuple[str, int]]
+        self, run_id: str, finished: Sequence[Prepared], starts: Sequence[tuple[str, int]]
     ) -> list[int]:
         """What the harness's driver writes at one moment, in one transaction: a finished attempt
         (already validated into a :class:`Ledger` by ``ledger_from_rows``, which the workers do in
@@ -244,8 +267,8 @@ class LedgerStore:
         The stored rows are checked as :meth:`append` checks them. Returns the markers' ids."""
         ids: list[int] = []
         with self._write() as conn:
-            for incoming in finished:
-                self._insert(conn, incoming, origin=None)
+            for item in finished:
+                self._insert(conn, item.ledger, origin=None, params=item.params)
             stamp = now()
             for task_id, attempt_index in starts:
                 cur = conn.execute(
@@ -264,7 +287,13 @@ class LedgerStore:
                 self._insert(conn, ledger, origin=f"import {ledger.source}") for ledger in ledgers
             )
 
-    def _insert(self, conn: sqlite3.Connection, incoming: Ledger, origin: str | None) -> int:
+    def _insert(
+        self,
+        conn: sqlite3.Connection,
+        incoming: Ledger,
+        origin: str | None,
+        params: list[tuple[object, ...]] | None = None,
+    ) -> int:
         source = incoming.source
         problems = [
             Problem(int(incoming.lines[i]), "field 'run_id': required in a .db ledger", source)
