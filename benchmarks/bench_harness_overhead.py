@@ -20,7 +20,7 @@ from trialbook.harness import RunOptions, run_suite
 from trialbook.harness._sandbox import bwrap_problem
 from trialbook.suite import freeze, load_suite, write_lock
 
-TASKS, K, JOBS, ROUNDS = 60, 5, 2, 5
+TASKS, K, JOBS, ROUNDS = 60, 5, 2, 7
 
 
 def make_suite(root: Path) -> Path:
@@ -91,6 +91,7 @@ def main() -> None:
             "ratio_process_vs_bare_median_of_rounds": round(
                 statistics.median(rb / ro for rb, ro in rounds), 3
             ),
+            "round_ratios": [round(rb / ro, 3) for rb, ro in rounds],
             "target_ratio_min": 0.5,
         }
         problem = bwrap_problem()

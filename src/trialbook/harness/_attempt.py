@@ -198,7 +198,8 @@ def run_attempt(
         )
         workspace = attempt_dir / "workspace"
         io = attempt_dir / "io"
-        shutil.copytree(task.fixture, workspace, symlinks=False)
+        # contents and modes; timestamps and extended attributes are no part of a fixture
+        shutil.copytree(task.fixture, workspace, symlinks=False, copy_function=shutil.copy)
         io.mkdir()
         prompt_file = ctx.prompts / f"{task.id}.md"
         usage_file = io / "usage.jsonl"  # created by the agent if it reports anything
@@ -330,7 +331,8 @@ def grade_workspace(
     """
     oracle = attempt_dir / "oracle"
     if task.oracle.is_dir() and any(task.oracle.iterdir()):
-        shutil.copytree(task.oracle, oracle, symlinks=False)  # a fresh copy: nothing carries over
+        # a fresh copy: nothing carries over from one attempt to the next
+        shutil.copytree(task.oracle, oracle, symlinks=False, copy_function=shutil.copy)
     else:
         oracle = _empty_folder()  # no oracle: one shared, read-only, empty folder
     # Not the agent's HOME: files the agent planted there (a user site-packages, say) must not
