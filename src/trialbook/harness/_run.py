@@ -201,7 +201,12 @@ def _tasks_to_run(suite: Suite, lock: Lock, tier: str | None) -> tuple[list[Task
 
 
 def _open_run(
-    store: LedgerStore, options: RunOptions, suite: Suite, dataset_id: str, tier: Tier
+    store: LedgerStore,
+    options: RunOptions,
+    suite: Suite,
+    dataset_id: str,
+    tier: Tier,
+    harness_version: str,
 ) -> tuple[RunRecord, list[tuple[str, int]]]:
     """Create the run, or reopen it for --resume; returns its record and the cut-off attempts."""
     if options.resume is None:
@@ -217,7 +222,7 @@ def _open_run(
             seeds=suite.seeds,
             model_version=options.model_version,
             grader_version=suite.grader_version,
-            harness_version=f"trialbook {version('trialbook')}",
+            harness_version=harness_version,
             sandbox=tier,
             rerun_reason=options.rerun_reason,
             origin="trialbook run",
@@ -348,7 +353,9 @@ def run_suite(
 
     options.ledger.parent.mkdir(parents=True, exist_ok=True)
     with LedgerStore(options.ledger) as store:
-        record, cut_off = _open_run(store, options, suite, lock.dataset_id, tier)
+        # a resumed run keeps its record; each row says which harness wrote it
+        harness_version = f"trialbook {version('trialbook')}"
+        record, cut_off = _open_run(store, options, suite, lock.dataset_id, tier, harness_version)
         run_id = record.run_id
         done = store.finished(run_id)
         todo = _plan(tasks, suite.k, suite.seeds, done)
@@ -378,7 +385,7 @@ def run_suite(
                 "k_budget": suite.k,
                 "model_version": record.model_version,
                 "grader_version": suite.grader_version,
-                "harness_version": f"trialbook {version('trialbook')}",
+                "harness_version": harness_version,
                 "sandbox": tier,
             },
             fixture_hashes={t.id: fixture_hash(t) for t in tasks},

@@ -16,7 +16,6 @@ Both tiers apply the same rlimits, set by the shell with ``ulimit`` before the c
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -199,8 +198,3 @@ def _outermost(paths: Sequence[Path], keep_root: bool = False) -> list[Path]:
         if not any(p.is_relative_to(k) for k in kept) and (keep_root or p != Path("/")):
             kept.append(p)
     return kept
-
-
-def describe(argv: Sequence[str]) -> str:
-    """A shell-quoted command line, for messages."""
-    return shlex.join(argv)

@@ -34,8 +34,12 @@ from trialbook.ledger._table import Ledger, check_rules, factorize
 __all__ = [
     "SCHEMA_VERSION",
     "LedgerStore",
+    "Prepared",
     "RunRecord",
+    "RunStatus",
     "import_files",
+    "now",
+    "prepare",
     "read_store",
 ]
 
@@ -102,12 +106,6 @@ class RunStatus:
     finished_at: str | None
     attempts: int
     starts: int
-
-    @property
-    def cut_off(self) -> int:
-        """Attempts that were started and never finished (the harness died); each was re-run or is
-        still missing."""
-        return self.starts - self.attempts if self.starts else 0
 
 
 def now() -> str:
