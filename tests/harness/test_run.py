@@ -4,8 +4,10 @@ readers, oracle readers, network callers; the usage file, the grader's timeout, 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sqlite3
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import make_suite
+from tests.conftest import ROOT, make_suite
 from trialbook.cli import main
 from trialbook.harness import RunOptions, run_suite
 from trialbook.harness._process import find_processes
@@ -162,8 +164,20 @@ def test_passed_env_is_the_only_way_in(
     assert "key=allowed-value" in transcript(tmp_path, row)
 
 
+@pytest.fixture
+def outside_tmp() -> Any:
+    """A scratch folder outside /tmp: the bwrap tier gives every command a fresh /tmp, which would
+    hide a suite or ledger under /tmp whether or not the harness hides them itself."""
+    base = ROOT / ".test-work"
+    base.mkdir(exist_ok=True)
+    folder = Path(tempfile.mkdtemp(dir=base))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.parametrize("tier", TIERS)
-def test_the_oracle_by_the_suites_absolute_path(tmp_path: Path, tier: str) -> None:
+def test_the_oracle_by_the_suites_absolute_path(outside_tmp: Path, tier: str) -> None:
+    tmp_path = outside_tmp
     oracle = tmp_path / "suite" / "tasks" / "t" / "oracle" / "answer.txt"
     agent = f"cat {oracle} > stolen.txt 2>/dev/null; cat stolen.txt"
     grader = (
@@ -183,7 +197,8 @@ def test_the_oracle_by_the_suites_absolute_path(tmp_path: Path, tier: str) -> No
 
 
 @pytest.mark.parametrize("tier", TIERS)
-def test_the_ledger_and_transcripts_are_hidden_in_bwrap(tmp_path: Path, tier: str) -> None:
+def test_the_ledger_and_transcripts_are_hidden_in_bwrap(outside_tmp: Path, tier: str) -> None:
+    tmp_path = outside_tmp
     out = tmp_path / "out"
     agent = f"ls {out} {out}/ledger.transcripts 2>&1; touch done.txt"
     (row,) = run(tmp_path, {"t": CHECK}, agent, tier)
