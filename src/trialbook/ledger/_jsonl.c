@@ -2,8 +2,9 @@
  *
  * Why it exists: pyarrow's JSON reader, the strictest library reader (1 is not a boolean, 1.0 is not
  * an integer), spends about 4 CPU-seconds on a 1,000,000-row ledger; polars and DuckDB are faster
- * but turn a number given for a text field into text and ignore unknown and repeated keys, so
- * neither can tell a valid ledger from an invalid one. This reader does only what a ledger needs:
+ * but turn a number given for a text field into text and drop unknown keys (DuckDB also takes true
+ * for the integer 1, polars the first of two repeated keys), so neither tells a valid ledger from
+ * an invalid one. This reader does only what a ledger needs:
  * one flat object per line, scalar values, and the types of trialbook.ledger._fields.
  *
  * It only ever accepts. Anything outside the subset it reads exactly -- an unknown, escaped or
