@@ -21,6 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _ledgers import write_ledger
 
+from trialbook.ledger._read import NATIVE
+
 DUCKDB = (
     'import duckdb, sys; duckdb.sql("SELECT task_id, count(*), sum(passed::INT) FROM '
     'read_json_auto(\'" + sys.argv[1] + "\') GROUP BY task_id").fetchall()'
@@ -80,6 +82,8 @@ def main() -> None:
             "target_ratio_max": 3.0,
             "ours_peak_rss_mb": round(max(rss) / 1024, 1),
             "target_peak_rss_mb_max": 1024,
+            # "c": the C reader (built at install); "arrow": pyarrow's reader (no compiler there)
+            "jsonl_reader": "c" if NATIVE else "arrow",
             "ours_s": [round(x, 3) for x in ours],
             "duckdb_s": [round(x, 3) for x in base],
         }

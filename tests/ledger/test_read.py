@@ -126,3 +126,18 @@ def test_fields_first_seen_after_the_sample_are_inferred_then_checked(tmp_path: 
     assert _read_jsonl_fast(bad, bad.stem) is None
     with pytest.raises(LedgerError, match=r"field 'tool_calls': expected a whole number, got 1\.5"):
         read_ledger(bad)
+
+
+@pytest.mark.parametrize("attempt", [3, 10**9])
+def test_a_repeated_attempt_is_found_whether_keys_are_dense_or_sparse(
+    tmp_path: Path, attempt: int
+) -> None:
+    # small keys are checked by counting, large ones by sorting: both must name the repeat
+    rows = [base_row("a", attempt, passed=True, k=attempt + 1)] * 2
+    rows.insert(1, base_row("b", attempt, passed=False, k=attempt + 1))
+    path = write_jsonl(tmp_path / "dup.jsonl", rows)
+    with pytest.raises(LedgerError) as info:
+        read_ledger(path)
+    (problem,) = info.value.details
+    assert problem.line == 3
+    assert f"attempt_index {attempt} duplicates line 1" in problem.message

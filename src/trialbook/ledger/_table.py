@@ -83,16 +83,30 @@ class TaskGroups:
 
 
 def per_task(rows: Ledger) -> TaskGroups:
-    """Group rows by task: attempts, passes and the first attempt of each task."""
-    codes, task = np.unique(rows.codes["task_id"], return_inverse=True)
-    t = codes.size
-    order = np.lexsort((rows.values["attempt_index"], task))
+    """Group rows by task: attempts, passes and the first attempt of each task.
+
+    Linear time, no sort: task codes are small integers (0 .. labels-1), so the tasks present are a
+    bincount away, and each task's lowest attempt_index a ``minimum.at`` away.
+    """
+    all_labels = rows.labels["task_id"]
+    present = np.bincount(rows.codes["task_id"], minlength=len(all_labels)) > 0
+    if present.all():
+        kept, task = np.arange(present.size), rows.codes["task_id"]
+    else:  # a subset (one run of several, quarantine): number the tasks present 0..t-1
+        kept, task = np.flatnonzero(present), (np.cumsum(present) - 1)[rows.codes["task_id"]]
+    t = kept.size
+    attempt = rows.values["attempt_index"]
+    lowest = np.full(t, np.iinfo(np.int64).max)
+    np.minimum.at(lowest, task, attempt)
+    first = np.flatnonzero(attempt == lowest[task])
+    first_row = np.empty(t, dtype=np.intp)
+    first_row[task[first[::-1]]] = first[::-1]  # (task, attempt_index) is unique once validated
     return TaskGroups(
-        labels=[rows.labels["task_id"][i] for i in codes.tolist()],
+        labels=[all_labels[i] for i in kept.tolist()],
         task=task,
         attempts=np.bincount(task, minlength=t),
         passes=np.bincount(task, weights=rows.values["passed"], minlength=t).astype(np.int64),
-        first_row=order[np.searchsorted(task[order], np.arange(t))],
+        first_row=first_row,
     )
 
 
@@ -112,6 +126,16 @@ def _first_of_group(group: NDArray[np.int64]) -> NDArray[np.int64]:
     _, first, inverse = np.unique(group, return_index=True, return_inverse=True)
     result: NDArray[np.int64] = first[inverse]
     return result
+
+
+def _repeats(key: NDArray[np.int64]) -> bool:
+    """Whether any value occurs twice (a bincount when the keys are dense enough, else a sort)."""
+    if key.size < 2:
+        return False
+    if int(key.max()) < 8 * key.size + 1024:
+        return bool(np.bincount(key).max() > 1)
+    ordered = np.sort(key)
+    return bool((ordered[1:] == ordered[:-1]).any())
 
 
 def _group_key(*parts: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -155,7 +179,7 @@ def check_rules(ledger: Ledger) -> list[Problem]:
             )
         if f.kind not in ("int", "float") or (f.low is None and f.high is None):
             continue
-        col = ledger.values[f.name].astype(np.float64)
+        col = np.asarray(ledger.values[f.name], dtype=np.float64)  # no copy of a float column
         known = np.isfinite(col)
         bad = np.zeros(col.size, dtype=bool)
         rule = ""
@@ -296,6 +320,8 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
     constant_within(run_task, "stratum", "task of a run")
 
     key = _group_key(run_group, task, ledger.values["attempt_index"].astype(np.int64))
+    if not _repeats(key):
+        return problems
     first = _first_of_group(key)
     for i in np.flatnonzero(first != np.arange(key.size)).tolist():
         j = int(first[i])

@@ -85,18 +85,19 @@ def effort_summary(
     ok = np.asarray(passed, dtype=bool)
     if codes.size == 0:
         raise ArgumentError("effort_summary needs at least one attempt")
-    _, task_of = np.unique(codes, return_inverse=True)
+    if codes.min() >= 0 and codes.max() < 4 * codes.size:  # small codes: number them in linear time
+        present = np.bincount(codes) > 0
+        task_of = codes if present.all() else (np.cumsum(present) - 1)[codes]
+    else:
+        task_of = np.unique(codes, return_inverse=True)[1]
     t = int(task_of.max()) + 1
     n = np.bincount(task_of, minlength=t)
-    # position of each attempt within its task, by attempt_index
-    order = np.lexsort((order_idx, task_of))
-    rank = np.empty_like(order)
-    starts = np.concatenate([[0], np.cumsum(n)[:-1]])
-    rank[order] = np.arange(codes.size) - np.repeat(starts, n)
+    # a stop-at-first-pass policy uses the attempts before a task's first pass, plus that one
     big = np.iinfo(np.int64).max
     first = np.full(t, big, dtype=np.int64)
-    np.minimum.at(first, task_of[ok], rank[ok])
-    used = np.where(first < big, first + 1, n)
+    np.minimum.at(first, task_of[ok], order_idx[ok])
+    before = np.bincount(task_of, weights=order_idx < first[task_of], minlength=t)
+    used = np.where(first < big, before + 1, n)
     tool = np.asarray(tool_calls, dtype=np.float64)
     tool_known = ~np.isnan(tool)
     cache = np.asarray(cache_hit, dtype=np.float64)
