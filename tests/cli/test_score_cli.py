@@ -153,9 +153,11 @@ def test_several_runs_and_run_selection(tmp_path: Path) -> None:
     assert "--run 'nope' is not in" in missing.output
 
 
-def _bad(tmp_path: Path, rows: list[Any] | str, suffix: str = ".jsonl", *extra: str) -> Any:
+def _bad(tmp_path: Path, rows: list[Any] | str | bytes, suffix: str = ".jsonl", *extra: str) -> Any:
     path = tmp_path / f"bad{suffix}"
-    if isinstance(rows, str):
+    if isinstance(rows, bytes):
+        path.write_bytes(rows)
+    elif isinstance(rows, str):
         path.write_text(rows)
     else:
         write_jsonl(path, rows)
@@ -188,6 +190,14 @@ BAD_CASES: dict[str, tuple[Any, str]] = {
         # what Python's json.dumps writes for float('inf')
         [base_row("t1", 0, passed=True, elapsed_s=float("inf"))],
         "bad.jsonl:1: not valid JSON: Infinity is not a number JSON allows",
+    ),
+    "whole number beyond 64 bits": (
+        [base_row("t1", 0, passed=True, k=10**20)],
+        "bad.jsonl:1: task 't1': field 'k_budget': 100000000000000000000 does not fit in 64 bits",
+    ),
+    "invalid UTF-8": (
+        (json.dumps(base_row("t1", 0, passed=True)) + "\n").encode() + b'{"task_id": "\xff"}\n',
+        "bad.jsonl:2: not valid JSON: 'utf-8' codec can't decode byte 0xff",
     ),
     "negative number": (
         [base_row("t1", 0, passed=True, elapsed_s=-3.0)],

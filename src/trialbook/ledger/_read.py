@@ -337,7 +337,7 @@ def _coerce(f: Field, value: object, from_csv: bool) -> tuple[object, str | None
         text = value.strip()
         try:
             if f.kind == "int":
-                return int(text), None
+                return _int64(f, int(text))
             if f.kind == "float":
                 number = float(text)
                 if not math.isfinite(number):
@@ -362,13 +362,20 @@ def _coerce(f: Field, value: object, from_csv: bool) -> tuple[object, str | None
         return None, f"field {f.name!r}: expected true or false, got {_show(value)}"
     if f.kind == "int":
         if isinstance(value, int) and not isinstance(value, bool):
-            return value, None
+            return _int64(f, value)
         return None, f"field {f.name!r}: expected a whole number, got {_show(value)}"
     if isinstance(value, int | float) and not isinstance(value, bool):
         if not math.isfinite(value):
             return None, f"field {f.name!r}: must be a finite number, got {value}"
         return float(value), None
     return None, f"field {f.name!r}: expected a number, got {_show(value)}"
+
+
+def _int64(f: Field, value: int) -> tuple[object, str | None]:
+    """Whole numbers are 64-bit, as in the SQLite store and every column of a ledger."""
+    if -(2**63) <= value < 2**63:
+        return value, None
+    return None, f"field {f.name!r}: {_show(value)} does not fit in 64 bits"
 
 
 _Row = tuple[int, dict[str, object]] | Problem
