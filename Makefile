@@ -20,6 +20,12 @@ test: lint typecheck unit
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks setup.py
 	$(VENV)/bin/ruff format --check src tests benchmarks setup.py
+	@# the C reader compiles without a single warning (skipped, and said, where no compiler is)
+	@if command -v $(CC) >/dev/null 2>&1; then \
+		$(CC) -fsyntax-only -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Werror \
+			-I"$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+			src/trialbook/ledger/_jsonl.c && echo "C reader: no warnings"; \
+	else echo "C reader: no C compiler here, not checked"; fi
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
