@@ -359,7 +359,8 @@ static int64_t parse_all(Schema *sc, Strings *st, const char *buf, int64_t size,
                             unsigned char c = (unsigned char)*p;
                             if (c == '"') break;
                             if (c < 0x20) return DECLINE;
-                            if (c == '\\') {
+                            if (c == '\\') { /* skip the escaped byte; Python decodes it later */
+                                if (end - p < 2) return DECLINE;
                                 escaped = 1;
                                 p += 2;
                             } else {

@@ -18,7 +18,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -218,7 +218,7 @@ def _decode_labels(found: list[str | bytes], codes: Any) -> tuple[Any, tuple[str
     """Labels with their escapes decoded by the json module; codes merged where two spellings
     (``"A"`` and ``"\\u0041"``) name one text. None when an escape is invalid."""
     if all(isinstance(label, str) for label in found):
-        return codes, tuple(found)  # type: ignore[arg-type]
+        return codes, tuple(cast(list[str], found))
     texts: list[str] = []
     for label in found:
         if isinstance(label, bytes):
