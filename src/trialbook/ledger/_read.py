@@ -16,7 +16,7 @@ import csv
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -33,7 +33,7 @@ try:
 except ImportError:  # installed without a C compiler: the arrow path reads JSONL (same results)
     NATIVE = False
 
-__all__ = ["ledger_from_rows", "ledger_rows", "read_ledger"]
+__all__ = ["ledger_from_rows", "ledger_rows", "ledger_tuples", "read_ledger"]
 
 _TRUE = {"true", "1"}
 _FALSE = {"false", "0"}
@@ -89,29 +89,32 @@ def ledger_rows(ledger: Ledger) -> Iterator[dict[str, object]]:
     """The rows of a ledger as dicts of Python values of each field's kind; unrecorded fields are None.
 
     The inverse of :func:`ledger_from_rows`: optional integers come back as ``int``, flags as ``bool``,
-    and "not recorded" stays None (never 0).
+    and "not recorded" stays None (never 0). Each column is converted whole, then zipped into rows.
     """
-    columns: list[tuple[str, str, list[Any]]] = []
-    for f in FIELDS:
-        if f.kind in ("str", "time"):
-            columns.append((f.name, "text", ledger.text(f.name).tolist()))
-        else:
-            columns.append((f.name, f.kind, ledger.values[f.name].tolist()))
-    for i in range(len(ledger)):
-        row: dict[str, object] = {}
-        for name, kind, col in columns:
-            v = col[i]
-            if kind == "text" or v is None:
-                row[name] = v
-            elif isinstance(v, float) and math.isnan(v):
-                row[name] = None
-            elif kind == "int":
-                row[name] = int(v)
-            elif kind == "bool":
-                row[name] = bool(v)
-            else:
-                row[name] = float(v)
-        yield row
+    names = [f.name for f in FIELDS]
+    for values in ledger_tuples(ledger, names):
+        yield dict(zip(names, values, strict=True))
+
+
+def ledger_tuples(ledger: Ledger, names: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+    """The rows as tuples of the fields ``names``, valued as :func:`ledger_rows` values them."""
+    return zip(*(_python_column(ledger, FIELD_BY_NAME[n]) for n in names), strict=True)
+
+
+def _python_column(ledger: Ledger, f: Field) -> list[Any]:
+    if f.kind in ("str", "time"):
+        return cast(list[Any], ledger.text(f.name).tolist())
+    col = ledger.values[f.name]
+    convert = {"int": np.int64, "bool": np.bool_, "float": np.float64}[f.kind]
+    if f.required:
+        return cast(list[Any], col.astype(convert).tolist())
+    missing = np.isnan(col)
+    if missing.all():
+        return [None] * len(col)
+    known = cast(list[Any], np.where(missing, 0, col).astype(convert).tolist())
+    if not missing.any():
+        return known
+    return [None if m else v for m, v in zip(missing.tolist(), known, strict=True)]
 
 
 # --------------------------------------------------------------------------- fast path (pyarrow)

@@ -27,7 +27,7 @@ import numpy as np
 
 from trialbook.errors import LedgerError, Problem
 from trialbook.ledger._fields import FIELDS
-from trialbook.ledger._read import ledger_from_rows, ledger_rows
+from trialbook.ledger._read import ledger_from_rows, ledger_tuples
 from trialbook.ledger._schema import MIGRATIONS, SCHEMA_VERSION
 from trialbook.ledger._table import Ledger, check_rules, factorize
 
@@ -55,7 +55,7 @@ _INSERT = f"INSERT INTO attempts ({_QUOTED}) VALUES ({', '.join('?' for _ in _CO
 
 def insert_params(ledger: Ledger) -> list[tuple[object, ...]]:
     """The rows of a validated ledger as SQL parameters, in the attempts table's column order."""
-    return [tuple(row[c] for c in _COLUMNS) for row in ledger_rows(ledger)]
+    return list(ledger_tuples(ledger, _COLUMNS))
 
 
 @dataclass(frozen=True)
@@ -322,15 +322,9 @@ class LedgerStore:
         problems += self._budget_conflicts(conn, incoming, source)
         if problems:
             raise LedgerError(problems)
-        columns = ["run_id", *(f.name for f in _ATTEMPT_COLUMNS)]
-        quoted = ", ".join(f'"{c}"' for c in columns)
-        marks = ", ".join("?" for _ in columns)
         conn.execute("SAVEPOINT rows")
         try:
-            conn.executemany(
-                f"INSERT INTO attempts ({quoted}) VALUES ({marks})",
-                ([row[c] for c in columns] for row in ledger_rows(incoming)),
-            )
+            conn.executemany(_INSERT, ledger_tuples(incoming, _COLUMNS))
         except sqlite3.IntegrityError as exc:
             # The unique (run_id, task_id, attempt_index) refused a row. Undo the rows of this batch
             # that went in before it, then name every row that collides with a stored one.
