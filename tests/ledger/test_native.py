@@ -41,9 +41,14 @@ FUZZ = settings(
 
 def _precise(path: Path) -> Any:
     try:
-        return _from_rows(str(path), _rows_jsonl(path), from_csv=False, default_run=path.stem)
+        rows = _rows_jsonl(path.read_bytes(), str(path))
+        return _from_rows(str(path), rows, from_csv=False, default_run=path.stem)
     except LedgerError:
         return None
+
+
+def _native(path: Path) -> Any:
+    return _read_jsonl_native(path.read_bytes(), str(path), path.stem)
 
 
 def _bits(a: Any) -> Any:
@@ -196,7 +201,7 @@ def test_what_the_c_reader_accepts_it_reads_exactly_as_the_precise_path(
 ) -> None:
     path = tmp_path / "fuzz.jsonl"
     path.write_text(text, encoding="utf-8", newline="")
-    native, precise = _read_jsonl_native(path, path.stem), _precise(path)
+    native, precise = _native(path), _precise(path)
     if native is None:
         # every integer here has at most 18 digits and every key is plain, so a valid file is
         # one the C reader must read itself
@@ -245,7 +250,7 @@ def test_the_c_reader_accepts_valid_ledgers_and_reads_them_exactly(
     path.write_text("".join(json.dumps(r, ensure_ascii=ensure_ascii) + "\n" for r in records))
     precise = _precise(path)
     assert precise is not None
-    native = _read_jsonl_native(path, path.stem)
+    native = _native(path)
     assert native is not None, "the C reader declined a valid ledger"
     _identical(native, precise)
 
@@ -332,7 +337,7 @@ def test_escaped_and_plain_spellings_of_one_text_are_one_label(tmp_path: Path) -
         json.dumps(base_row("\ud800lone", 0, passed=False)),  # a lone surrogate, as json allows
     ]
     path.write_text("\n".join(rows) + "\n")
-    native = _read_jsonl_native(path, path.stem)
+    native = _native(path)
     assert native is not None
     assert native.labels["task_id"] == ("task-A", 'quote"d\\', "\ud800lone")
     _identical(native, _precise(path))
@@ -356,7 +361,7 @@ def test_declines_then_the_precise_path_names_the_line(
     good = json.dumps(base_row("a", 0, passed=True)).encode()
     path = tmp_path / "bad.jsonl"
     path.write_bytes(good + b"\n" + text + b"\n")
-    assert _read_jsonl_native(path, path.stem) is None, name
+    assert _native(path) is None, name
     with pytest.raises(LedgerError) as info:
         read_ledger(path)
     assert info.value.details[0].line == 2, name
@@ -367,7 +372,7 @@ def test_a_field_first_met_after_the_sample_gets_its_column(tmp_path: Path) -> N
     rows.append(base_row("late", 0, passed=True, tool_calls=7, model_version="m-2"))
     path = write_jsonl(tmp_path / "late.jsonl", rows)
     assert path.stat().st_size > 1 << 16
-    native = _read_jsonl_native(path, path.stem)
+    native = _native(path)
     assert native is not None
     assert native.values["tool_calls"][-1] == 7
     assert list(native.text("model_version"))[-2:] == [None, "m-2"]

@@ -18,6 +18,15 @@ from trialbook.ledger import FIELDS, read_ledger
 from trialbook.ledger._read import _from_rows, _read_jsonl_fast, _rows_jsonl
 
 
+def _fast(path: Path) -> Any:
+    return _read_jsonl_fast(path.read_bytes(), str(path), path.stem)
+
+
+def _precise(path: Path) -> Any:
+    rows = _rows_jsonl(path.read_bytes(), str(path))
+    return _from_rows(str(path), rows, from_csv=False, default_run=path.stem)
+
+
 def _same(a: Any, b: Any) -> None:
     assert len(a) == len(b)
     for f in FIELDS:
@@ -54,9 +63,9 @@ def test_fast_and_precise_paths_agree(
         extra.pop("stratum", None)  # stratum must be constant per task; tasks here are distinct
         records.append(base_row(f"t{i}", 0, passed=ok, **extra))
     path = write_jsonl(tmp_path / "l.jsonl", records)
-    fast = _read_jsonl_fast(path, path.stem)
+    fast = _fast(path)
     assert fast is not None
-    precise = _from_rows(str(path), _rows_jsonl(path), from_csv=False, default_run=path.stem)
+    precise = _precise(path)
     _same(fast, precise)
 
 
@@ -70,7 +79,7 @@ def test_fast_path_declines_what_the_precise_path_rejects(tmp_path: Path) -> Non
     for text in cases:
         path = tmp_path / "x.jsonl"
         path.write_text(text + "\n")
-        assert _read_jsonl_fast(path, path.stem) is None, text
+        assert _fast(path) is None, text
         with pytest.raises(LedgerError):
             read_ledger(path)
 
@@ -115,15 +124,15 @@ def test_fields_first_seen_after_the_sample_are_inferred_then_checked(tmp_path: 
     rows += [base_row("late-float", 0, passed=False, cost=0.5)]
     path = write_jsonl(tmp_path / "late.jsonl", rows)
     assert path.stat().st_size > 1 << 16
-    fast = _read_jsonl_fast(path, path.stem)
+    fast = _fast(path)
     assert fast is not None
-    _same(fast, _from_rows(str(path), _rows_jsonl(path), from_csv=False, default_run=path.stem))
+    _same(fast, _precise(path))
     assert np.nansum(fast.values["cost"]) == 2.5
     # a whole number where an int belongs is fine; 1.5 where an int belongs is not
     bad = write_jsonl(
         tmp_path / "late-bad.jsonl", [*rows, base_row("z", 0, passed=True, tool_calls=1.5)]
     )
-    assert _read_jsonl_fast(bad, bad.stem) is None
+    assert _fast(bad) is None
     with pytest.raises(LedgerError, match=r"field 'tool_calls': expected a whole number, got 1\.5"):
         read_ledger(bad)
 

@@ -13,6 +13,7 @@ reported exactly.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import re
@@ -59,12 +60,14 @@ def read_ledger(path: str | Path, *, default_run: str | None = None) -> Ledger:
 
         return read_store(p)
     if suffix == ".jsonl":
-        fast = _read_jsonl_native(p, default_run or p.stem)
+        # read once; each reader that declines hands the same bytes to the next
+        data, source, run = p.read_bytes(), str(p), default_run or p.stem
+        fast = _read_jsonl_native(data, source, run)
         if fast is None:
-            fast = _read_jsonl_fast(p, default_run or p.stem)
+            fast = _read_jsonl_fast(data, source, run)
         if fast is not None:
             return fast
-        rows = _rows_jsonl(p)
+        rows = _rows_jsonl(data, source)
     else:
         rows = _rows_csv(p)
     return _from_rows(str(p), rows, from_csv=suffix == ".csv", default_run=default_run or p.stem)
@@ -165,13 +168,14 @@ _KINDS = "".join(
 _DTYPE = {"S": np.int64, "s": np.int64, "I": np.int64, "B": np.uint8}  # others: float64
 
 
-def _read_jsonl_native(path: Path, default_run: str) -> Ledger | None:
-    """Read with the C reader, or None when it is not built or declines the file."""
+def _read_jsonl_native(data: bytes, source: str, default_run: str) -> Ledger | None:
+    """Read with the C reader, or None when it is not built or declines the file.
+
+    ``data`` is the whole file, read (not mapped: a mapped file that another program truncates kills
+    the reader with SIGBUS).
+    """
     if not NATIVE:
         return None
-    # read, not mmap: a mapped file that another program truncates kills the reader with SIGBUS
-    with path.open("rb", buffering=0) as fh:
-        data = fh.read()
     if not data:
         return None  # empty: the precise path says so
     size = _jsonl.count_lines(data)
@@ -187,7 +191,6 @@ def _read_jsonl_native(path: Path, default_run: str) -> Ledger | None:
         if not isinstance(out, int):
             break
         wanted = set(FIELD_BY_NAME)
-    del data
     if out is None:
         return None
     rows, raw_labels = out
@@ -211,7 +214,7 @@ def _read_jsonl_native(path: Path, default_run: str) -> Ledger | None:
             values[f.name] = col[:rows].view(np.bool_)
         else:
             values[f.name] = col[:rows]
-    ledger = _finish(str(path), default_run, lines[:rows], values, codes, labels)
+    ledger = _finish(source, default_run, lines[:rows], values, codes, labels)
     if check_rules(ledger):
         return None
     return ledger
@@ -237,14 +240,13 @@ def _decode_labels(found: list[str | bytes], codes: Any) -> tuple[Any, tuple[str
     return codes, tuple(index)
 
 
-def _read_jsonl_fast(path: Path, default_run: str) -> Ledger | None:
+def _read_jsonl_fast(data: bytes, source: str, default_run: str) -> Ledger | None:
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.json as pj
 
     # Declaring only the fields the file uses parses ~40% faster than all 33; any other key is
     # inferred by arrow and then checked below (unknown name or a different type: precise path).
-    data = path.read_bytes()
     if _NOT_AN_OBJECT_FIRST.match(data) or _NOT_AN_OBJECT.search(data):
         # a line that does not open an object is an error anyway, and arrow 26 dies of SIGSEGV
         # on a block that opens with a top-level null (apache/arrow#47409): never hand it one
@@ -261,7 +263,6 @@ def _read_jsonl_fast(path: Path, default_run: str) -> Ledger | None:
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
         return None
-    del data  # arrow holds its own copy of every value
     try:
         names = table.column_names
     except UnicodeDecodeError:
@@ -309,7 +310,7 @@ def _read_jsonl_fast(path: Path, default_run: str) -> Ledger | None:
         else:
             values[f.name] = pc.fill_null(pc.cast(col, pa.float64()), math.nan).to_numpy()
     del table, col  # the numpy columns are all that is kept
-    ledger = _finish(str(path), default_run, np.arange(1, rows + 1), values, codes, labels)
+    ledger = _finish(source, default_run, np.arange(1, rows + 1), values, codes, labels)
     if check_rules(ledger):
         return None
     return ledger
@@ -407,26 +408,25 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def _rows_jsonl(path: Path) -> Iterator[_Row]:
-    src = str(path)
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(
-                    raw, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant
-                )
-            except json.JSONDecodeError as exc:
-                yield Problem(lineno, f"not valid JSON: {exc.msg} (column {exc.colno})", src)
-                continue
-            except (ValueError, RecursionError) as exc:
-                yield Problem(lineno, f"not valid JSON: {exc}", src)
-                continue
-            if not isinstance(obj, dict):
-                yield Problem(lineno, f"expected a JSON object, got {type(obj).__name__}", src)
-                continue
-            yield lineno, obj
+def _rows_jsonl(data: bytes, src: str) -> Iterator[_Row]:
+    """Each line of ``data`` (split at b"\\n" only, as a file iterates) parsed by the json module."""
+    for lineno, raw in enumerate(io.BytesIO(data), 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(
+                raw, object_pairs_hook=_reject_duplicate_keys, parse_constant=_reject_constant
+            )
+        except json.JSONDecodeError as exc:
+            yield Problem(lineno, f"not valid JSON: {exc.msg} (column {exc.colno})", src)
+            continue
+        except (ValueError, RecursionError) as exc:
+            yield Problem(lineno, f"not valid JSON: {exc}", src)
+            continue
+        if not isinstance(obj, dict):
+            yield Problem(lineno, f"expected a JSON object, got {type(obj).__name__}", src)
+            continue
+        yield lineno, obj
 
 
 def _rows_csv(path: Path) -> Iterator[_Row]:
