@@ -25,7 +25,7 @@ import numpy as np
 
 from trialbook.errors import LedgerError, Problem
 from trialbook.ledger._fields import FIELD_BY_NAME, FIELDS, Field
-from trialbook.ledger._table import Ledger, check_rules, factorize
+from trialbook.ledger._table import DTYPE, Ledger, check_rules, factorize, unrecorded
 
 try:
     from trialbook.ledger import _jsonl
@@ -108,7 +108,7 @@ def _python_column(ledger: Ledger, f: Field) -> list[Any]:
     if f.kind in ("str", "time"):
         return cast(list[Any], ledger.text(f.name).tolist())
     col = ledger.values[f.name]
-    convert = {"int": np.int64, "bool": np.bool_, "float": np.float64}[f.kind]
+    convert = DTYPE[f.kind]
     if f.required:
         return cast(list[Any], col.astype(convert).tolist())
     missing = np.isnan(col)
@@ -152,12 +152,6 @@ def _keys_in(head: bytes) -> set[str]:
     return keys
 
 
-def _unrecorded(rows: int, fill: float) -> Any:
-    """A column nobody recorded: one value seen ``rows`` times, read-only, no memory per row
-    (filling 18 absent columns of a million rows costs 0.25 s in page faults alone)."""
-    return np.broadcast_to(np.array(fill, dtype=np.int64 if fill == -1 else np.float64), (rows,))
-
-
 # --------------------------------------------------------------------------- native path (C)
 
 _NATIVE_KIND = {"str": "s", "time": "s", "int": "i", "float": "f", "bool": "b"}
@@ -165,7 +159,7 @@ _NAMES = tuple(f.name.encode() for f in FIELDS)
 _KINDS = "".join(
     _NATIVE_KIND[f.kind].upper() if f.required else _NATIVE_KIND[f.kind] for f in FIELDS
 ).encode()
-_DTYPE = {"S": np.int64, "s": np.int64, "I": np.int64, "B": np.uint8}  # others: float64
+_NATIVE_DTYPE = {"S": np.int64, "s": np.int64, "I": np.int64, "B": np.uint8}  # others: float64
 
 
 def _read_jsonl_native(data: bytes, source: str, default_run: str) -> Ledger | None:
@@ -184,7 +178,9 @@ def _read_jsonl_native(data: bytes, source: str, default_run: str) -> Ledger | N
     wanted = {f.name for f in FIELDS if f.required} | _keys_in(data[: 1 << 16])
     while True:
         columns: list[Any] = [
-            np.empty(size, dtype=_DTYPE.get(chr(kind), np.float64)) if f.name in wanted else None
+            np.empty(size, dtype=_NATIVE_DTYPE.get(chr(kind), np.float64))
+            if f.name in wanted
+            else None
             for f, kind in zip(FIELDS, _KINDS, strict=True)
         ]
         out = _jsonl.parse(data, _NAMES, _KINDS, columns, lines)
@@ -201,9 +197,9 @@ def _read_jsonl_native(data: bytes, source: str, default_run: str) -> Ledger | N
         text = f.kind in ("str", "time")
         if col is None:
             if text:
-                codes[f.name], labels[f.name] = _unrecorded(rows, -1), ()
+                codes[f.name], labels[f.name] = unrecorded(rows, -1), ()
             else:
-                values[f.name] = _unrecorded(rows, math.nan)
+                values[f.name] = unrecorded(rows, math.nan)
         elif text:
             assert found is not None  # the reader lists the labels of every text column
             decoded = _decode_labels(found, col[:rows])
@@ -290,9 +286,9 @@ def _read_jsonl_fast(data: bytes, source: str, default_run: str) -> Ledger | Non
         if col is None or (col.null_count == rows and not f.required):
             # an optional field nobody recorded: no cast, no fill
             if f.kind in ("str", "time"):
-                codes[f.name], labels[f.name] = _unrecorded(rows, -1), ()
+                codes[f.name], labels[f.name] = unrecorded(rows, -1), ()
             else:
-                values[f.name] = _unrecorded(rows, math.nan)
+                values[f.name] = unrecorded(rows, math.nan)
             continue
         if f.required and col.null_count:
             return None
@@ -519,8 +515,7 @@ def _from_rows(
         if f.kind in ("str", "time"):
             codes[f.name], labels[f.name] = factorize(col)  # type: ignore[arg-type]
         elif f.required:
-            dtype = {"int": np.int64, "float": np.float64, "bool": np.bool_}[f.kind]
-            values[f.name] = np.array(col, dtype=dtype)
+            values[f.name] = np.array(col, dtype=DTYPE[f.kind])
         else:
             values[f.name] = np.array([math.nan if v is None else float(v) for v in col])  # type: ignore[arg-type]
     ledger = _finish(src, default_run, np.array(lines, dtype=np.int64), values, codes, labels)

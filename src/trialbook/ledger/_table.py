@@ -13,7 +13,18 @@ from numpy.typing import NDArray
 from trialbook.errors import Problem
 from trialbook.ledger._fields import FIELDS, STATUSES
 
-__all__ = ["Ledger", "TaskGroups", "check_rules", "factorize", "per_task"]
+__all__ = [
+    "DTYPE",
+    "Ledger",
+    "TaskGroups",
+    "check_rules",
+    "factorize",
+    "per_task",
+    "unrecorded",
+]
+
+DTYPE = {"int": np.int64, "float": np.float64, "bool": np.bool_}
+"""The array type of a required number or flag (optional ones are float64, NaN = not recorded)."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +119,12 @@ def per_task(rows: Ledger) -> TaskGroups:
         passes=np.bincount(task, weights=rows.values["passed"], minlength=t).astype(np.int64),
         first_row=first_row,
     )
+
+
+def unrecorded(rows: int, fill: float) -> NDArray[Any]:
+    """A column nobody recorded (codes -1, or NaN): one value seen ``rows`` times, read-only, with
+    no memory per row (filling 18 absent columns of a million rows costs 0.25 s in page faults)."""
+    return np.broadcast_to(np.array(fill, dtype=np.int64 if fill == -1 else np.float64), (rows,))
 
 
 def factorize(items: Sequence[str | None]) -> tuple[NDArray[np.int64], tuple[str, ...]]:
