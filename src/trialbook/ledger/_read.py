@@ -105,19 +105,22 @@ def ledger_tuples(ledger: Ledger, names: Sequence[str]) -> Iterator[tuple[Any, .
 
 
 def _python_column(ledger: Ledger, f: Field) -> list[Any]:
+    """One column as Python values, in one pass (cheap for the harness's one-row writes too)."""
     if f.kind in ("str", "time"):
-        return cast(list[Any], ledger.text(f.name).tolist())
+        labels = ledger.labels[f.name]
+        return [None if c < 0 else labels[c] for c in ledger.codes[f.name].tolist()]
     col = ledger.values[f.name]
-    convert = DTYPE[f.kind]
     if f.required:
-        return cast(list[Any], col.astype(convert).tolist())
-    missing = np.isnan(col)
-    if missing.all():
-        return [None] * len(col)
-    known = cast(list[Any], np.where(missing, 0, col).astype(convert).tolist())
-    if not missing.any():
-        return known
-    return [None if m else v for m, v in zip(missing.tolist(), known, strict=True)]
+        return cast(list[Any], col.astype(DTYPE[f.kind], copy=False).tolist())
+    if col.size > 1 and col.strides == (0,):
+        col = col[:1]  # an unrecorded column (see `unrecorded`): one value, repeated
+    values = col.tolist()  # floats; NaN (v != v) is "not recorded"
+    if f.kind == "float":
+        out = [None if v != v else v for v in values]
+    else:
+        kind = int if f.kind == "int" else bool
+        out = [None if v != v else kind(v) for v in values]
+    return out if len(out) == len(ledger) else out * len(ledger)
 
 
 # --------------------------------------------------------------------------- fast path (pyarrow)
