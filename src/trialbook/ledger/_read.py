@@ -1,8 +1,8 @@
 """Reading ledger files (JSONL and CSV) into a validated :class:`Ledger`, or a list of problems.
 
 Three paths, one set of rules. The native path (``_jsonl.c``, built at install when a C compiler is
-at hand) reads flat JSONL in one pass straight into columns; the arrow path parses JSONL with
-pyarrow against an explicit schema (strict: ``1`` is not a boolean, ``1.0`` is not an integer,
+at hand) reads flat JSONL in one pass straight into columns; the arrow path parses JSONL and CSV
+with pyarrow against an explicit schema (strict: ``1`` is not a boolean, ``1.0`` is not an integer,
 unknown keys are an error); the precise path reads row by row and knows every line number. All end
 in the same :func:`check_rules`. The first two only ever *accept*: at the first sign of anything
 wrong, or of anything they do not read exactly, they hand over to the next, and the precise path
@@ -69,6 +69,10 @@ def read_ledger(path: str | Path, *, default_run: str | None = None) -> Ledger:
             return fast
         rows = _rows_jsonl(data, source)
     else:
+        data = p.read_bytes()
+        fast = _read_csv_fast(data, str(p), default_run or p.stem)
+        if fast is not None:
+            return fast
         rows = _rows_csv(p)
     return _from_rows(str(p), rows, from_csv=suffix == ".csv", default_run=default_run or p.stem)
 
@@ -241,7 +245,6 @@ def _decode_labels(found: list[str | bytes], codes: Any) -> tuple[Any, tuple[str
 
 def _read_jsonl_fast(data: bytes, source: str, default_run: str) -> Ledger | None:
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.json as pj
 
     # Declaring only the fields the file uses parses ~40% faster than all 33; any other key is
@@ -262,6 +265,72 @@ def _read_jsonl_fast(data: bytes, source: str, default_run: str) -> Ledger | Non
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
         return None
+    return _ledger_from_arrow(table, source, default_run, _line_numbers(data, 1), csv=False)
+
+
+def _read_csv_fast(data: bytes, source: str, default_run: str) -> Ledger | None:
+    """pyarrow's CSV reader, for files it reads exactly as the precise path does (else None).
+
+    What the two could read differently is declined up front or checked after: a byte order mark,
+    a lone carriage return (the csv module starts a line there), a header the csv module splits
+    otherwise, and text cells of only whitespace (not recorded for the precise path).
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    if not data or data.startswith(b"\xef\xbb\xbf") or data.count(b"\r") != data.count(b"\r\n"):
+        return None
+    first = data.split(b"\n", 1)[0].rstrip(b"\r")
+    try:
+        header = next(csv.reader([first.decode("utf-8")]), [])
+    except (UnicodeDecodeError, csv.Error):
+        return None
+    if len(set(header)) != len(header) or any(name not in FIELD_BY_NAME for name in header):
+        return None  # a repeated or unknown column: the precise path names it
+    types = {name: _arrow_type(FIELD_BY_NAME[name]) for name in header}
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pcsv.ReadOptions(block_size=32 << 20),
+            parse_options=pcsv.ParseOptions(newlines_in_values=False),
+            convert_options=pcsv.ConvertOptions(
+                column_types=types,
+                null_values=[""],
+                true_values=["true", "1"],
+                false_values=["false", "0"],
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=True,
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
+        return None
+    try:
+        if table.column_names != header:
+            return None  # e.g. a quote the header line left open
+    except UnicodeDecodeError:
+        return None
+    return _ledger_from_arrow(table, source, default_run, _line_numbers(data, 2), csv=True)
+
+
+def _line_numbers(data: bytes, first: int) -> Any:
+    """The line of each non-blank line from line ``first`` on (a blank line holds no row)."""
+    count = data.count(b"\n") + (not data.endswith(b"\n"))
+    if not _BLANK_LINE.search(data):
+        return np.arange(first, count + 1)
+    lines = data.split(b"\n")
+    return np.array([i for i in range(first, count + 1) if lines[i - 1].strip()], dtype=np.int64)
+
+
+_BLANK_LINE = re.compile(rb"(?:\A|\n)[ \t\r\f\v]*(?:\n|\Z)")
+
+
+def _ledger_from_arrow(
+    table: Any, source: str, default_run: str, lines: Any, *, csv: bool
+) -> Ledger | None:
+    """The arrow table as a Ledger, or None at anything the precise path would read otherwise."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     try:
         names = table.column_names
     except UnicodeDecodeError:
@@ -269,11 +338,13 @@ def _read_jsonl_fast(data: bytes, source: str, default_run: str) -> Ledger | Non
     if any(name not in FIELD_BY_NAME for name in names):
         return None  # an unknown field: the precise path names it with a suggestion
     rows = table.num_rows
+    if rows != len(lines):
+        return None  # a row over several lines, or a line arrow skipped: line numbers unknown
     values: dict[str, Any] = {}
     codes: dict[str, Any] = {}
     labels: dict[str, tuple[str, ...]] = {}
     for f in FIELDS:
-        if f.name not in table.column_names:
+        if f.name not in names:
             if f.required:
                 return None
             col = None
@@ -302,14 +373,15 @@ def _read_jsonl_fast(data: bytes, source: str, default_run: str) -> Ledger | Non
                 labels[f.name] = tuple(enc.dictionary.to_pylist())
             except UnicodeDecodeError:
                 return None  # arrow reads bytes unchecked: the precise path names the line
+            if csv and any(not label.strip() for label in labels[f.name]):
+                return None  # a cell of only whitespace is "not recorded" for the precise path
         elif f.kind == "float" and pc.all(pc.is_finite(col)).as_py() is False:
             return None  # NaN or infinity in the file: the precise path names it
         elif f.required:
             values[f.name] = col.to_numpy(zero_copy_only=False)
         else:
             values[f.name] = pc.fill_null(pc.cast(col, pa.float64()), math.nan).to_numpy()
-    del table, col  # the numpy columns are all that is kept
-    ledger = _finish(source, default_run, np.arange(1, rows + 1), values, codes, labels)
+    ledger = _finish(source, default_run, lines, values, codes, labels)
     if check_rules(ledger):
         return None
     return ledger
