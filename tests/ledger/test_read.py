@@ -150,3 +150,13 @@ def test_a_repeated_attempt_is_found_whether_keys_are_dense_or_sparse(
     (problem,) = info.value.details
     assert problem.line == 3
     assert f"attempt_index {attempt} duplicates line 1" in problem.message
+
+
+def test_the_arrow_path_keeps_true_line_numbers_around_blank_lines(tmp_path: Path) -> None:
+    path = tmp_path / "gaps.jsonl"
+    rows = [json.dumps(base_row(t, 0, passed=True)) for t in ("a", "b", "c")]
+    path.write_text(f"\n{rows[0]}\n \n\n{rows[1]}\n\t\n{rows[2]}")  # no newline at the end
+    fast = _fast(path)
+    assert fast is not None
+    assert fast.lines.tolist() == [2, 5, 7]
+    assert _precise(path).lines.tolist() == [2, 5, 7]
