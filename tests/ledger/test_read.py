@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.conftest import base_row, write_jsonl
 from trialbook.errors import LedgerError
 from trialbook.ledger import FIELDS, read_ledger
-from trialbook.ledger._read import _from_rows, _read_jsonl_fast, _rows_jsonl
+from trialbook.ledger._read import _from_rows, _line_numbers, _read_jsonl_fast, _rows_jsonl
 
 
 def _fast(path: Path) -> Any:
@@ -160,3 +160,23 @@ def test_the_arrow_path_keeps_true_line_numbers_around_blank_lines(tmp_path: Pat
     assert fast is not None
     assert fast.lines.tolist() == [2, 5, 7]
     assert _precise(path).lines.tolist() == [2, 5, 7]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"a\nb\n",
+        b"a\nb",
+        b"a\n\nb\n",
+        b"\na\n",
+        b" \na",
+        b"a\n \n",
+        b"a\n ",
+        b"a\r\n\r\nb",
+        b"\x0c\na",
+    ],
+)
+def test_line_numbers_skip_exactly_the_blank_lines(data: bytes) -> None:
+    # first principles: the file's lines are what lies between newlines; a blank one holds no row
+    expected = [i for i, line in enumerate(data.split(b"\n"), 1) if line.strip()]
+    assert _line_numbers(data, 1).tolist() == expected

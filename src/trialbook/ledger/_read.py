@@ -315,13 +315,16 @@ def _read_csv_fast(data: bytes, source: str, default_run: str) -> Ledger | None:
 def _line_numbers(data: bytes, first: int) -> Any:
     """The line of each non-blank line from line ``first`` on (a blank line holds no row)."""
     count = data.count(b"\n") + (not data.endswith(b"\n"))
-    if not _BLANK_LINE.search(data):
+    last = data[data.rfind(b"\n") + 1 :]
+    if not (_BLANK_LINE.search(data) or _BLANK_FIRST.match(data) or (last and not last.strip())):
         return np.arange(first, count + 1)
     lines = data.split(b"\n")
     return np.array([i for i in range(first, count + 1) if lines[i - 1].strip()], dtype=np.int64)
 
 
-_BLANK_LINE = re.compile(rb"(?:\A|\n)[ \t\r\f\v]*(?:\n|\Z)")
+# a line of only whitespace (bytes.strip's set) inside the file, and as its first line
+_BLANK_LINE = re.compile(rb"\n[ \t\r\f\v]*\n")
+_BLANK_FIRST = re.compile(rb"[ \t\r\f\v]*\n")
 
 
 def _ledger_from_arrow(
