@@ -35,8 +35,10 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_score_parse.py
+	$(PY) benchmarks/bench_score_parse.py --csv
 	$(PY) benchmarks/bench_score_bootstrap.py
 	$(PY) benchmarks/bench_cli_startup.py
+	$(PY) benchmarks/bench_harness_overhead.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache
