@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.ledger._compare import identical
 from trialbook.errors import LedgerError
 from trialbook.ledger import FIELDS, read_ledger
 from trialbook.ledger._read import _from_rows, _read_csv_fast, _rows_csv
@@ -26,20 +26,6 @@ def _precise(path: Path) -> Any:
         return _from_rows(str(path), _rows_csv(path), from_csv=True, default_run=path.stem)
     except LedgerError:
         return None
-
-
-def _identical(a: Any, b: Any) -> None:
-    assert len(a) == len(b)
-    np.testing.assert_array_equal(a.lines, b.lines)
-    for f in FIELDS:
-        if f.name in a.values:
-            x, y = np.ascontiguousarray(a.values[f.name]), np.ascontiguousarray(b.values[f.name])
-            assert x.dtype == y.dtype, f.name
-            if x.dtype == np.float64:
-                x, y = x.view(np.int64), y.view(np.int64)  # 0.0 and -0.0 differ
-            np.testing.assert_array_equal(x, y, err_msg=f.name)
-        else:
-            assert list(a.text(f.name)) == list(b.text(f.name)), f.name
 
 
 # cells as they may be written: plain, padded, signed, quoted, odd spellings of each type
@@ -146,7 +132,7 @@ def test_what_the_arrow_csv_reader_accepts_it_reads_exactly_as_the_precise_path(
     if fast is not None:
         precise = _precise(path)
         assert precise is not None, "the arrow reader accepted a file the precise path rejects"
-        _identical(fast, precise)
+        identical(fast, precise)
 
 
 def test_a_plain_csv_ledger_is_read_by_arrow(tmp_path: Path) -> None:
@@ -159,5 +145,5 @@ def test_a_plain_csv_ledger_is_read_by_arrow(tmp_path: Path) -> None:
     path.write_text(text)
     fast = _fast(path)
     assert fast is not None, "the arrow reader declined a plain ledger"
-    _identical(fast, _precise(path))
-    _identical(read_ledger(path), fast)
+    identical(fast, _precise(path))
+    identical(read_ledger(path), fast)

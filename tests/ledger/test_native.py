@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import base_row, write_jsonl
+from tests.ledger._compare import bits, identical
 from trialbook.errors import LedgerError
 from trialbook.ledger import FIELDS, read_ledger
 from trialbook.ledger import _read as reader
@@ -49,25 +50,6 @@ def _precise(path: Path) -> Any:
 
 def _native(path: Path) -> Any:
     return _read_jsonl_native(path.read_bytes(), str(path), path.stem)
-
-
-def _bits(a: Any) -> Any:
-    """Float arrays as their bit patterns: 0.0 and -0.0, or two roundings, must not pass as equal."""
-    a = np.ascontiguousarray(a)
-    return a.view(np.int64) if a.dtype == np.float64 else a
-
-
-def _identical(a: Any, b: Any) -> None:
-    assert len(a) == len(b)
-    np.testing.assert_array_equal(a.lines, b.lines)
-    for f in FIELDS:
-        if f.name in a.values:
-            assert a.values[f.name].dtype == b.values[f.name].dtype, f.name
-            np.testing.assert_array_equal(
-                _bits(a.values[f.name]), _bits(b.values[f.name]), err_msg=f.name
-            )
-        else:
-            assert list(a.text(f.name)) == list(b.text(f.name)), f.name
 
 
 # --------------------------------------------------------------------------- generated text
@@ -208,7 +190,7 @@ def test_what_the_c_reader_accepts_it_reads_exactly_as_the_precise_path(
         assert precise is None, "the C reader declined a valid ledger"
     else:
         assert precise is not None, "the C reader accepted a file the precise path rejects"
-        _identical(native, precise)
+        identical(native, precise)
 
 
 _PLAIN_TEXT = st.text(
@@ -252,7 +234,7 @@ def test_the_c_reader_accepts_valid_ledgers_and_reads_them_exactly(
     assert precise is not None
     native = _native(path)
     assert native is not None, "the C reader declined a valid ledger"
-    _identical(native, precise)
+    identical(native, precise)
 
 
 # --------------------------------------------------------------------------- numbers
@@ -306,7 +288,7 @@ def test_numbers_round_exactly_as_python_does(texts: list[str]) -> None:
         assert got is None  # 1e400: not finite, declined (the precise path names it)
         return
     assert got is not None
-    np.testing.assert_array_equal(_bits(got), _bits(np.array(expected)))
+    np.testing.assert_array_equal(bits(got), bits(np.array(expected)))
 
 
 @settings(max_examples=200, deadline=None)
@@ -340,7 +322,7 @@ def test_escaped_and_plain_spellings_of_one_text_are_one_label(tmp_path: Path) -
     native = _native(path)
     assert native is not None
     assert native.labels["task_id"] == ("task-A", 'quote"d\\', "\ud800lone")
-    _identical(native, _precise(path))
+    identical(native, _precise(path))
 
 
 @pytest.mark.parametrize(
@@ -376,7 +358,7 @@ def test_a_field_first_met_after_the_sample_gets_its_column(tmp_path: Path) -> N
     assert native is not None
     assert native.values["tool_calls"][-1] == 7
     assert list(native.text("model_version"))[-2:] == [None, "m-2"]
-    _identical(native, _precise(path))
+    identical(native, _precise(path))
 
 
 def test_the_command_line_uses_the_c_reader_and_needs_no_pyarrow(tmp_path: Path) -> None:
@@ -402,7 +384,7 @@ def test_the_arrow_path_still_reads_what_the_c_reader_would(
     )
     native = read_ledger(path)
     monkeypatch.setattr(reader, "NATIVE", False)
-    _identical(native, read_ledger(path))
+    identical(native, read_ledger(path))
 
 
 # --------------------------------------------------------------------------- memory safety
