@@ -280,7 +280,8 @@ def _read_csv_fast(data: bytes, source: str, default_run: str) -> Ledger | None:
 
     if not data or data.startswith(b"\xef\xbb\xbf") or data.count(b"\r") != data.count(b"\r\n"):
         return None
-    first = data.split(b"\n", 1)[0].rstrip(b"\r")
+    end = data.find(b"\n")
+    first = data[: end if end >= 0 else len(data)].rstrip(b"\r")
     try:
         header = next(csv.reader([first.decode("utf-8")]), [])
     except (UnicodeDecodeError, csv.Error):
