@@ -23,7 +23,8 @@ def _fast(path: Path) -> Any:
 
 def _precise(path: Path) -> Any:
     try:
-        return _from_rows(str(path), _rows_csv(path), from_csv=True, default_run=path.stem)
+        rows = _rows_csv(path.read_bytes(), str(path))
+        return _from_rows(str(path), rows, from_csv=True, default_run=path.stem)
     except LedgerError:
         return None
 

@@ -73,7 +73,7 @@ def read_ledger(path: str | Path, *, default_run: str | None = None) -> Ledger:
         fast = _read_csv_fast(data, str(p), default_run or p.stem)
         if fast is not None:
             return fast
-        rows = _rows_csv(p)
+        rows = _rows_csv(data, str(p))
     return _from_rows(str(p), rows, from_csv=suffix == ".csv", default_run=default_run or p.stem)
 
 
@@ -504,9 +504,9 @@ def _rows_jsonl(data: bytes, src: str) -> Iterator[_Row]:
         yield lineno, obj
 
 
-def _rows_csv(path: Path) -> Iterator[_Row]:
-    src = str(path)
-    with path.open(newline="", encoding="utf-8") as fh:
+def _rows_csv(data: bytes, src: str) -> Iterator[_Row]:
+    """Each row of ``data`` through the csv module, decoded as the file itself used to be."""
+    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline="") as fh:
         reader = csv.reader(fh)
         try:
             header = next(reader, None)
