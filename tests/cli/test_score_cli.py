@@ -318,3 +318,15 @@ def test_passk_calculator() -> None:
     assert "clamped: c: 7 -> 5; k: 9 -> 5" in clamped
     doc = json.loads(run("passk", "--n", "10", "--c", "2", "--k", "3", "--format", "json").output)
     assert doc["pass@k"] == pytest.approx(64 / 120, abs=1e-15)
+
+
+def test_csv_that_is_not_utf8_names_the_line_of_the_bad_byte(tmp_path: Path) -> None:
+    header = "task_id,attempt_index,k_budget,timeout_s,elapsed_s,passed,timed_out,helper_calls,oracle_leak"
+    good = "t1,0,2,60,1.0,true,false,0,false"
+    # lines 1-3 are fine text (line 2 ends in CRLF); line 4 holds the byte 0xff
+    data = (
+        f"{header}\n{good}\r\n{good.replace('t1', 't2')}\n".encode()
+        + b"t\xff,0,2,60,1,true,false,0,false\n"
+    )
+    result = _bad(tmp_path, data, ".csv")
+    assert "bad.csv:4: not UTF-8 text (invalid start byte)" in result.output

@@ -505,8 +505,16 @@ def _rows_jsonl(data: bytes, src: str) -> Iterator[_Row]:
 
 
 def _rows_csv(data: bytes, src: str) -> Iterator[_Row]:
-    """Each row of ``data`` through the csv module, decoded as the file itself used to be."""
-    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline="") as fh:
+    """Each row of ``data`` through the csv module; text that is not UTF-8 is one problem, on the
+    line of its first bad byte (the csv module ends lines at CR, LF or CRLF)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start].decode("utf-8")
+        line = before.count("\n") + before.count("\r") - before.count("\r\n") + 1
+        yield Problem(line, f"not UTF-8 text ({exc.reason})", src)
+        return
+    with io.StringIO(text, newline="") as fh:
         reader = csv.reader(fh)
         try:
             header = next(reader, None)
@@ -525,8 +533,6 @@ def _rows_csv(data: bytes, src: str) -> Iterator[_Row]:
                     yield Problem(lineno, f"expected {len(header)} cells, got {len(cells)}", src)
                     continue
                 yield lineno, {h: c for h, c in zip(header, cells, strict=True) if c.strip() != ""}
-        except UnicodeDecodeError as exc:
-            yield Problem(reader.line_num + 1, f"not UTF-8 text ({exc.reason})", src)
         except csv.Error as exc:
             yield Problem(reader.line_num, f"not valid CSV: {exc}", src)
 
