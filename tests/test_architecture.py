@@ -66,7 +66,7 @@ def test_data_flows_one_way() -> None:
             "trialbook.ledger",
             "trialbook.report",
             "trialbook.cli",
-            "trialbook.scoring",
+            "trialbook.analysis",
             "rich",
             "click",
             "pyarrow",
@@ -77,7 +77,7 @@ def test_data_flows_one_way() -> None:
             "trialbook.stats",
             "trialbook.report",
             "trialbook.cli",
-            "trialbook.scoring",
+            "trialbook.analysis",
             "rich",
             "click",
         ),
@@ -95,7 +95,7 @@ def test_data_flows_one_way() -> None:
         # the harness writes rows; it never scores, renders or talks to the terminal
         "harness": (
             "trialbook.stats",
-            "trialbook.scoring",
+            "trialbook.analysis",
             "trialbook.report",
             "trialbook.cli",
             "rich",

@@ -18,9 +18,17 @@ from trialbook.errors import (
 )
 
 if TYPE_CHECKING:
-    from trialbook.comparing import CompareOptions, Comparison, compare_runs
+    from trialbook.analysis import (
+        CompareOptions,
+        Comparison,
+        RunScore,
+        ScoreOptions,
+        ScoreReport,
+        compare_runs,
+        score_file,
+        score_ledger,
+    )
     from trialbook.ledger import Ledger, read_ledger
-    from trialbook.scoring import RunScore, ScoreOptions, ScoreReport, score_file, score_ledger
     from trialbook.stats import pass_at_k, pass_hat_k, plan_design, task_bootstrap
 
 __all__ = [
@@ -45,17 +53,17 @@ __all__ = [
 ]
 
 _LAZY = {
-    "CompareOptions": "trialbook.comparing",
-    "Comparison": "trialbook.comparing",
-    "compare_runs": "trialbook.comparing",
+    "CompareOptions": "trialbook.analysis",
+    "Comparison": "trialbook.analysis",
+    "compare_runs": "trialbook.analysis",
     "plan_design": "trialbook.stats",
     "Ledger": "trialbook.ledger",
     "read_ledger": "trialbook.ledger",
-    "RunScore": "trialbook.scoring",
-    "ScoreOptions": "trialbook.scoring",
-    "ScoreReport": "trialbook.scoring",
-    "score_file": "trialbook.scoring",
-    "score_ledger": "trialbook.scoring",
+    "RunScore": "trialbook.analysis",
+    "ScoreOptions": "trialbook.analysis",
+    "ScoreReport": "trialbook.analysis",
+    "score_file": "trialbook.analysis",
+    "score_ledger": "trialbook.analysis",
     "pass_at_k": "trialbook.stats",
     "pass_hat_k": "trialbook.stats",
     "task_bootstrap": "trialbook.stats",

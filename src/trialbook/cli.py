@@ -178,7 +178,7 @@ def score(
     LEDGER is a SQLite ledger (.db) or a .jsonl / .csv file. Every row is validated first; a ledger with any problem prints one line per problem (file, line,
     task, field) and no rate at all, and exits 2.
     """
-    from trialbook.scoring import ScoreOptions, score_file
+    from trialbook.analysis import ScoreOptions, score_file
 
     options = ScoreOptions(
         ks=ks,
@@ -247,7 +247,7 @@ def compare(
     below, otherwise no detectable difference. Exit 1 when --gate fails, 2 on bad input.
     """
     from trialbook import report as render
-    from trialbook.comparing import CompareOptions, compare_runs
+    from trialbook.analysis import CompareOptions, compare_runs
 
     result = compare_runs(
         baseline,
@@ -319,7 +319,7 @@ def plan(
 ) -> None:
     """What T tasks x R attempts can detect: SE, interval half-width, MDE unpaired and paired, power."""
     from trialbook import report as render
-    from trialbook.planning import plan_from_options
+    from trialbook.analysis import plan_from_options
 
     result = plan_from_options(
         tasks=tasks,
@@ -473,8 +473,8 @@ def grader_check(directory: Path, sandbox: str, jobs: int, fmt: str) -> None:
     each decoys/<name>/ (must fail); print false accepts and false rejects; exit 1 if any."""
     from trialbook import report as render
     from trialbook.errors import ArgumentError
-    from trialbook.harness._gradercheck import grader_check as check
-    from trialbook.harness._sandbox import resolve_tier
+    from trialbook.harness import grader_check as check
+    from trialbook.harness import resolve_tier
     from trialbook.suite import load_suite
 
     if jobs < 1:
@@ -686,8 +686,7 @@ def import_(fmt: str, files: tuple[Path, ...], ledger_path: Path, run_id: str | 
     the run's, refuses the whole import. A run the ledger lacks is created from what its rows agree
     on (system, dataset_id, k_budget, versions).
     """
-    from trialbook.ledger import read_ledger
-    from trialbook.ledger._store import import_files
+    from trialbook.ledger import import_files, read_ledger
 
     problems: list[str] = []
     for path in files:
@@ -737,8 +736,7 @@ def export(ledger: Path, run_id: str | None, fmt: str, output: Path | None) -> N
     import os
     import tempfile
 
-    from trialbook.ledger import read_ledger
-    from trialbook.ledger._write import write_ledger
+    from trialbook.ledger import read_ledger, write_ledger
 
     rows = read_ledger(ledger)
     if run_id is not None:
@@ -788,10 +786,9 @@ def demo(out: Path, jobs: int, sandbox: str) -> None:
     from rich.console import Console
 
     from trialbook import report as render
-    from trialbook.comparing import compare_runs
+    from trialbook.analysis import compare_runs, score_file
     from trialbook.demo import SUITE_DIR
     from trialbook.harness import RunOptions, run_suite
-    from trialbook.scoring import score_file
 
     console = Console()
     console.print(

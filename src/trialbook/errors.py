@@ -5,9 +5,13 @@ here are for input that cannot be scored honestly, and every message names the f
 at fault. The command line turns each into one line per problem and exit code 2.
 
     TrialbookError
-     ├── LedgerError (ValueError)            a ledger file that breaks the rules of BRIEF "The ledger"
+     ├── LedgerError (ValueError)            a ledger that breaks the rules of docs/ledger.md
+     ├── SuiteError (ValueError)             a suite folder that cannot be loaded or frozen
      ├── InsufficientAttemptsError (ValueError)  k larger than the attempts some tasks have
-     └── ArgumentError (ValueError)          an option or argument out of its range
+     └── ArgumentError (ValueError)          an argument out of its range; ``argument`` names it
+
+Library messages name the Python argument (``confidence``); the command line maps
+``ArgumentError.argument`` to its flag (``--confidence``) before printing.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ __all__ = [
     "InsufficientAttemptsError",
     "LedgerError",
     "Problem",
+    "SuiteError",
     "TrialbookError",
 ]
 
@@ -74,5 +79,18 @@ class InsufficientAttemptsError(TrialbookError, ValueError):
     """pass@k or pass^k asked for a k above the attempts of some tasks (never a silent 0, 1 or NaN)."""
 
 
+class SuiteError(TrialbookError, ValueError):
+    """A suite folder that cannot be loaded, frozen or run; one line per problem, naming file and key."""
+
+
 class ArgumentError(TrialbookError, ValueError):
-    """An argument outside its allowed range; the message names the argument and the value."""
+    """An argument outside its allowed range; the message names the argument and the value.
+
+    ``argument`` is the Python name of the argument at fault (``confidence``), or None when the
+    problem is not one argument's. The message speaks of that name, never of a command-line flag: the
+    CLI knows which flag it maps to and says so.
+    """
+
+    def __init__(self, problems: Sequence[str] | str, *, argument: str | None = None) -> None:
+        super().__init__(problems)
+        self.argument = argument

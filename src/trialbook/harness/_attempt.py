@@ -24,7 +24,7 @@ from typing import Any
 
 from trialbook.harness._process import TOKEN_VAR, Captured, Outcome, run_command
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
-from trialbook.ledger._store import now
+from trialbook.ledger import now
 from trialbook.suite import Task
 
 __all__ = [

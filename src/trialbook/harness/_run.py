@@ -28,7 +28,7 @@ from trialbook.harness._attempt import AttemptSpec, RunContext, run_attempt
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._process import sweep
 from trialbook.harness._sandbox import Tier, resolve_tier
-from trialbook.ledger._store import LedgerStore, Prepared, RunRecord, prepare
+from trialbook.ledger import LedgerStore, Prepared, RunRecord, prepare
 from trialbook.suite import (
     Lock,
     Suite,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from trialbook.comparing import Comparison
+from trialbook.analysis import Comparison
 from trialbook.report._json import json_safe
 from trialbook.stats import PlanResult
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # renderers only read attributes: no need to import the harness to print
-    from trialbook.harness._gradercheck import GraderCheck
-    from trialbook.harness._run import RunResult
+    from trialbook.harness import GraderCheck, RunResult
     from trialbook.suite import Lock, LockCheck
 
 __all__ = [

@@ -13,8 +13,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from trialbook.analysis import MetricEstimate, RunScore, ScoreReport
 from trialbook.report._json import json_safe
-from trialbook.scoring import MetricEstimate, RunScore, ScoreReport
 from trialbook.stats import Total
 
 __all__ = [

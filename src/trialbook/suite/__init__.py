@@ -1,5 +1,6 @@
 """Suites on disk: loading and checking ``suite.toml`` and tasks, freezing (dataset_id, oracle leaks)."""
 
+from trialbook.errors import SuiteError
 from trialbook.suite._freeze import (
     LOCK_SCHEMA,
     Lock,
@@ -12,7 +13,7 @@ from trialbook.suite._freeze import (
     suite_files,
     write_lock,
 )
-from trialbook.suite._load import LOCK_NAME, Suite, SuiteError, Task, load_suite
+from trialbook.suite._load import LOCK_NAME, Suite, Task, load_suite
 
 __all__ = [
     "LOCK_NAME",

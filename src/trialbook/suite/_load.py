@@ -14,17 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trialbook.errors import TrialbookError
+from trialbook.errors import SuiteError
 
 __all__ = ["LOCK_NAME", "Suite", "SuiteError", "Task", "load_suite"]
 
 LOCK_NAME = "suite.lock.json"
 DEFAULT_GRADER_TIMEOUT_S = 120.0
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-class SuiteError(TrialbookError, ValueError):
-    """A suite that cannot be frozen or run; each problem names the file and the key."""
 
 
 @dataclass(frozen=True)
