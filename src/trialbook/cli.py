@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 
 import click
 
-from trialbook.errors import TrialbookError
+from trialbook.analysis import IntervalOptions
+from trialbook.errors import ArgumentError, TrialbookError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,6 +36,8 @@ def _user_errors(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except ArgumentError as exc:
+            _fail([_as_flag(exc.argument, line) for line in exc.problems])
         except TrialbookError as exc:
             _fail(exc.problems)
         except OSError as exc:
@@ -42,6 +45,20 @@ def _user_errors(fn: F) -> F:
         return None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _as_flag(argument: str | None, line: str) -> str:
+    """A library message about a Python argument, spoken of as the command's flag for it."""
+    ctx = click.get_current_context(silent=True)
+    if argument is None or ctx is None:
+        return line
+    for param in ctx.command.params:
+        if param.name == argument and isinstance(param, click.Option):
+            flag = max(param.opts, key=len)
+            if line.startswith(f"{argument} "):
+                return flag + line[len(argument) :]
+            return f"{flag}: {line}"
+    return line
 
 
 def _parse_ks(_: click.Context, __: click.Parameter, value: str | None) -> tuple[int, ...] | None:
@@ -102,21 +119,28 @@ _FORMAT = click.option(
 
 
 def _interval_options(fn: F) -> F:
-    """--confidence, --resamples, --seed and --ci, shared by every command that draws intervals."""
+    """--confidence, --resamples, --seed and --ci, shared by every command that draws intervals.
+
+    The defaults are IntervalOptions' own: one place for them in the whole project.
+    """
+    defaults = IntervalOptions()
     for option in reversed(
         (
             click.option(
-                "--confidence", default=0.95, show_default=True, help="Two-sided interval level."
+                "--confidence",
+                default=defaults.confidence,
+                show_default=True,
+                help="Two-sided interval level.",
             ),
             click.option(
                 "--resamples",
-                default=10_000,
+                default=defaults.resamples,
                 show_default=True,
                 help="Bootstrap resamples over tasks.",
             ),
             click.option(
                 "--seed",
-                default=0,
+                default=defaults.seed,
                 show_default=True,
                 help="Bootstrap seed (reported with the interval).",
             ),
@@ -124,7 +148,7 @@ def _interval_options(fn: F) -> F:
                 "--ci",
                 "method",
                 type=click.Choice(["percentile", "bca"]),
-                default="percentile",
+                default=defaults.method,
                 show_default=True,
                 help="Bootstrap interval method.",
             ),
@@ -136,7 +160,7 @@ def _interval_options(fn: F) -> F:
 
 @main.command()
 @click.argument("ledger", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--run", "run_id", help="Score only this run_id (default: every run in the ledger).")
+@click.option("--run", "run", help="Score only this run_id (default: every run in the ledger).")
 @click.option(
     "--k",
     "ks",
@@ -163,7 +187,7 @@ def _interval_options(fn: F) -> F:
 @_user_errors
 def score(
     ledger: Path,
-    run_id: str | None,
+    run: str | None,
     ks: tuple[int, ...] | None,
     confidence: float,
     resamples: int,
@@ -189,7 +213,7 @@ def score(
         weights=weights,  # type: ignore[arg-type]
         drop_infra_errors=drop_infra_errors,
     )
-    report = score_file(ledger, run=run_id, options=options)
+    report = score_file(ledger, run=run, options=options)
     _emit_score(report, fmt)
 
 

@@ -6,30 +6,39 @@ design needs). The numbers come from :mod:`trialbook.stats` (pure); the policy (
 infrastructure errors, weights, which runs) lives here; rendering lives in :mod:`trialbook.report`.
 """
 
-from trialbook.analysis._compare import (
-    CompareOptions,
-    Comparison,
-    RunSide,
-    StratumDifference,
-    compare_runs,
-)
-from trialbook.analysis._plan import plan_from_options
-from trialbook.analysis._score import (
-    AcrossRuns,
-    MetricEstimate,
-    RunScore,
-    ScoreOptions,
-    ScoreReport,
-    StratumScore,
-    TaskScore,
-    score_file,
-    score_ledger,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from trialbook.analysis._options import IntervalOptions
+
+if TYPE_CHECKING:
+    from trialbook.analysis._compare import (
+        CompareOptions,
+        Comparison,
+        RunSide,
+        StratumDifference,
+        compare_runs,
+    )
+    from trialbook.analysis._plan import plan_from_options
+    from trialbook.analysis._score import (
+        AcrossRuns,
+        MetricEstimate,
+        RunScore,
+        ScoreOptions,
+        ScoreReport,
+        StratumScore,
+        TaskScore,
+        score_file,
+        score_ledger,
+    )
 
 __all__ = [
     "AcrossRuns",
     "CompareOptions",
     "Comparison",
+    "IntervalOptions",
     "MetricEstimate",
     "RunScore",
     "RunSide",
@@ -43,3 +52,39 @@ __all__ = [
     "score_file",
     "score_ledger",
 ]
+
+# Loaded on first use (PEP 562): the command line reads IntervalOptions' defaults for --help
+# without paying for numpy and scipy.
+_LAZY = {
+    **dict.fromkeys(
+        ("CompareOptions", "Comparison", "RunSide", "StratumDifference", "compare_runs"), "_compare"
+    ),
+    "plan_from_options": "_plan",
+    **dict.fromkeys(
+        (
+            "AcrossRuns",
+            "MetricEstimate",
+            "RunScore",
+            "ScoreOptions",
+            "ScoreReport",
+            "StratumScore",
+            "TaskScore",
+            "score_file",
+            "score_ledger",
+        ),
+        "_score",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'trialbook.analysis' has no attribute {name!r}")
+    value = getattr(import_module(f"trialbook.analysis.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -20,10 +20,10 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook.analysis._options import IntervalOptions
 from trialbook.errors import ArgumentError, TrialbookError
 from trialbook.ledger import Ledger, per_task, read_ledger
 from trialbook.stats import (
-    CIMethod,
     McNemarResult,
     PairedDifference,
     holm,
@@ -40,19 +40,11 @@ _METRIC = re.compile(r"^pass([@^])(\d+)$")
 
 
 @dataclass(frozen=True)
-class CompareOptions:
-    """How to compare."""
+class CompareOptions(IntervalOptions):
+    """How to compare: the interval settings, the metric, and what differences to accept."""
 
     metric: str = "pass@1"
     """pass@K or pass^K."""
-    confidence: float = 0.95
-    """Two-sided interval level."""
-    resamples: int = 10_000
-    """Paired bootstrap resamples over tasks."""
-    seed: int = 0
-    """Bootstrap seed."""
-    method: CIMethod = "percentile"
-    """Bootstrap interval method."""
     allow_different_suites: bool = False
     """Compare runs on different dataset_ids (the report then says so first)."""
     allow_grader_change: bool = False
@@ -243,12 +235,6 @@ def compare_runs(
 ) -> Comparison:
     """Compare two runs task by task (``LEDGER`` or ``LEDGER:RUN_ID`` each)."""
     options = options or CompareOptions()
-    if not 0 < options.confidence < 1:
-        raise ArgumentError(
-            f"--confidence must lie strictly between 0 and 1, got {options.confidence}"
-        )
-    if options.resamples < 2:
-        raise ArgumentError(f"--resamples must be >= 2, got {options.resamples}")
     a, b = _load(baseline), _load(candidate)
     warnings: list[str] = []
     ds_a, ds_b = a.meta["dataset_id"], b.meta["dataset_id"]

@@ -18,11 +18,11 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook.analysis._options import IntervalOptions
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
 from trialbook.ledger import Ledger, per_task, read_ledger
 from trialbook.stats import (
     BootstrapResult,
-    CIMethod,
     CostSummary,
     EffortSummary,
     VarianceComponents,
@@ -50,19 +50,11 @@ Weighting = Literal["equal", "declared"]
 
 
 @dataclass(frozen=True)
-class ScoreOptions:
-    """How to score. The defaults are the BRIEF's."""
+class ScoreOptions(IntervalOptions):
+    """How to score: the interval settings, the budgets reported, weights and infrastructure errors."""
 
     ks: tuple[int, ...] | None = None
     """Budgets to report; None means 1 and every k up to the smallest attempts per task."""
-    confidence: float = 0.95
-    """Two-sided interval level."""
-    resamples: int = 10_000
-    """Bootstrap resamples over tasks."""
-    seed: int = 0
-    """Bootstrap seed (reported with every interval)."""
-    method: CIMethod = "percentile"
-    """Bootstrap interval: percentile (default) or bca."""
     weights: Weighting = "equal"
     """Mean over tasks with equal weight, or with the weights declared in the suite."""
     drop_infra_errors: bool = False
@@ -402,18 +394,12 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
 def _validate_options(options: ScoreOptions) -> None:
     if options.ks is not None:
         if not options.ks:
-            raise ArgumentError("--k needs at least one value")
+            raise ArgumentError("ks needs at least one value", argument="ks")
         for k in options.ks:
             if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-                raise ArgumentError(f"--k values must be whole numbers >= 1, got {k!r}")
-    if not 0 < options.confidence < 1:
-        raise ArgumentError(
-            f"--confidence must lie strictly between 0 and 1, got {options.confidence}"
-        )
-    if options.resamples < 2:
-        raise ArgumentError(f"--resamples must be >= 2, got {options.resamples}")
-    if options.seed < 0:
-        raise ArgumentError(f"--seed must be >= 0, got {options.seed}")
+                raise ArgumentError(
+                    f"ks values must be whole numbers >= 1, got {k!r}", argument="ks"
+                )
 
 
 def score_ledger(
@@ -426,7 +412,9 @@ def score_ledger(
     if run is not None:
         if run not in run_ids:
             known = ", ".join(repr(r) for r in run_ids[:10])
-            raise ArgumentError(f"--run {run!r} is not in {ledger.source} (runs: {known})")
+            raise ArgumentError(
+                f"run {run!r} is not in {ledger.source} (runs: {known})", argument="run"
+            )
         run_ids = (run,)
     scores: list[RunScore] = []
     run_codes = ledger.codes["run_id"]
