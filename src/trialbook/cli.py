@@ -302,7 +302,12 @@ def compare(
 @main.command()
 @click.option("--tasks", "tasks", type=int, required=True, help="T: tasks in the design.")
 @click.option(
-    "--runs", "runs", type=int, default=1, show_default=True, help="R: attempts per task."
+    "--runs",
+    "attempts",
+    type=int,
+    default=1,
+    show_default=True,
+    help="R: independent attempts (runs) of each task.",
 )
 @click.option("--baseline", type=float, help="Assumed baseline pass rate (or from --pilot).")
 @click.option("--effect", type=float, required=True, help="Difference to detect, e.g. 0.03.")
@@ -330,7 +335,7 @@ def compare(
 @_user_errors
 def plan(
     tasks: int,
-    runs: int,
+    attempts: int,
     baseline: float | None,
     effect: float,
     alpha: float,
@@ -347,7 +352,7 @@ def plan(
 
     result = plan_from_options(
         tasks=tasks,
-        runs=runs,
+        attempts=attempts,
         baseline=baseline,
         effect=effect,
         alpha=alpha,

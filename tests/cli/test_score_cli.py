@@ -312,7 +312,7 @@ def test_passk_calculator() -> None:
     assert "48.80%" in out
     strict = CliRunner().invoke(main, ["passk", "--n", "5", "--c", "1", "--k", "9"])
     assert strict.exit_code == 2
-    assert "--k=9 exceeds --n=5" in strict.output
+    assert "k (9) exceeds n (5)" in strict.output
     clamped = run("passk", "--n", "5", "--c", "7", "--k", "9", "--clamp").output
     assert "effective settings: n=5, c=5, k=5" in clamped
     assert "clamped: c: 7 -> 5; k: 9 -> 5" in clamped

@@ -176,3 +176,40 @@ def test_per_column_weights_make_one_draw_serve_every_figure() -> None:
     for j, w in ((0, None), (1, n), (2, None)):
         alone = task_bootstrap(values[:, j], weights=w, resamples=20_000, seed=4)
         assert joint.standard_error[j] == pytest.approx(alone.standard_error[0], rel=0.03)
+
+
+def test_the_result_reports_the_resamples_and_seed_asked_for() -> None:
+    r = task_bootstrap([0.0, 1.0, 0.5, 0.25], resamples=1234, seed=17)
+    assert (r.resamples, r.seed) == (1234, 17)
+
+
+def test_the_interval_is_the_seeded_draw_itself_on_both_paths() -> None:
+    # First principles: the documented draw, written out with numpy. With few distinct profiles the
+    # draw counts per profile are Multinomial(T; f/T); with many, T indices are drawn per resample.
+    # An offset or a re-seeded generator anywhere in the code moves the bounds.
+    b = 999
+    two_profiles = np.array([0.0] * 10 + [1.0] * 10)  # profiles sorted ascending: 0 then 1
+    draws = np.random.default_rng(5).multinomial(20, [0.5, 0.5], size=b)
+    theta = draws[:, 1] / 20
+    r = task_bootstrap(two_profiles, resamples=b, seed=5)
+    # (the draws go through a matrix product: equal up to rounding, not bit for bit)
+    assert [r.ci_low[0], r.ci_high[0]] == pytest.approx(
+        list(np.percentile(theta, [2.5, 97.5])), rel=1e-12
+    )
+    assert r.standard_error[0] == pytest.approx(theta.std(ddof=1), rel=1e-12)
+
+    distinct = np.array([0.1, 0.4, 0.45, 0.8, 0.95])
+    idx = np.random.default_rng(9).integers(0, 5, size=(b, 5))
+    theta = distinct[idx].sum(axis=1) / 5
+    r = task_bootstrap(distinct, resamples=b, seed=9)
+    assert [r.ci_low[0], r.ci_high[0]] == pytest.approx(
+        list(np.percentile(theta, [2.5, 97.5])), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize("bad", [[1.0, 0.0], [1.0, -1.0], [1.0, np.nan], [1.0, np.inf]])
+def test_a_weight_that_is_not_positive_and_finite_is_refused(bad: list[float]) -> None:
+    with pytest.raises(ArgumentError, match="weights must be finite and > 0"):
+        task_bootstrap([0.0, 1.0], weights=bad)
+    with pytest.raises(ArgumentError, match="weights must be finite and > 0"):
+        clustered_se([0.0, 1.0], weights=bad)

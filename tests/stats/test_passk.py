@@ -92,7 +92,7 @@ def test_clamp_mode_shows_effective_values() -> None:
     s = pass_k_steps(5, 7, 9, clamp=True)
     assert (s.n, s.c, s.k) == (5, 5, 5)
     assert s.clamped == ("c: 7 -> 5", "k: 9 -> 5")
-    with pytest.raises(ArgumentError, match="--c=7 exceeds --n=5"):
+    with pytest.raises(ArgumentError, match=r"c \(7\) exceeds n \(5\)"):
         pass_k_steps(5, 7, 3)
 
 

@@ -6,7 +6,7 @@
   is an error unless ``allow_grader_change``; differing model, harness or sandbox are warnings.
 - Single attempt per task: McNemar's exact test and Newcombe's interval decide. Several attempts: the
   paired task bootstrap decides (never a test that treats attempts of one task as independent).
-- Seed 003's rule: improvement when the interval lies above 0, regression when below, else no
+- The decision rule (docs/methodology.md, "Paired comparison and the decision rule"): improvement when the interval lies above 0, regression when below, else no
   detectable difference.
 """
 
@@ -120,7 +120,7 @@ class Comparison:
     mcnemar: McNemarResult | None
     """The 2x2 table, when both runs have a single attempt per task."""
     decision: Decision
-    """Seed 003's rule applied to the deciding interval."""
+    """The decision rule applied to the deciding interval: act only when it excludes 0."""
     strata: tuple[StratumDifference, ...]
     """Per-stratum differences with Holm-adjusted p-values."""
     warnings: tuple[str, ...]

@@ -16,7 +16,7 @@ __all__ = ["plan_from_options"]
 def plan_from_options(
     *,
     tasks: int,
-    runs: int,
+    attempts: int,
     baseline: float | None,
     effect: float,
     alpha: float = 0.05,
@@ -27,10 +27,11 @@ def plan_from_options(
     pilot: Path | None = None,
 ) -> PlanResult:
     """Plan a design; a pilot ledger supplies the baseline, variance components and agreement."""
-    for name, value in (("--between-var", between_var), ("--within-var", within_var)):
+    for name, value in (("between_var", between_var), ("within_var", within_var)):
         if value is not None and not 0 <= value <= 0.25:
             raise ArgumentError(
-                f"{name} must lie in 0..0.25 (a variance of 0/1 outcomes), got {value:g}"
+                f"{name} must lie in 0..0.25 (a variance of 0/1 outcomes), got {value:g}",
+                argument=name,
             )
     source = None
     if pilot is not None:
@@ -55,7 +56,8 @@ def plan_from_options(
         if between_var is None and within_var is None:
             if not comps:
                 raise ArgumentError(
-                    f"--pilot {pilot}: needs 2+ tasks and 2+ attempts per task to estimate variances"
+                    f"pilot {pilot}: needs 2+ tasks and 2+ attempts per task to estimate variances",
+                    argument="pilot",
                 )
             between_var = max(0.0, float(np.mean([v.between for v in comps])))
             within_var = float(np.mean([v.within for v in comps]))
@@ -65,10 +67,12 @@ def plan_from_options(
             if shared:
                 agreement = float(np.mean([firsts[0][t] == firsts[1][t] for t in shared]))
     if baseline is None:
-        raise ArgumentError("--baseline is required unless --pilot gives it")
+        raise ArgumentError(
+            "baseline is required unless a pilot ledger gives it", argument="baseline"
+        )
     return plan_design(
         tasks=tasks,
-        runs=runs,
+        attempts=attempts,
         baseline=baseline,
         effect=effect,
         alpha=alpha,

@@ -123,7 +123,7 @@ def plan_to_dict(p: PlanResult) -> dict[str, Any]:
 def plan_text(p: PlanResult) -> str:
     """What the design can detect, in words."""
     lines = [
-        f"design: {p.tasks} tasks x {p.runs} attempts, baseline {p.baseline:.0%}, effect {p.effect:+.3f}, "
+        f"design: {p.tasks} tasks x {p.attempts} attempts, baseline {p.baseline:.0%}, effect {p.effect:+.3f}, "
         f"alpha {p.alpha}, power target {p.power_target:.0%}",
         f"variance: between tasks {p.between_var:.4f}, within tasks {p.within_var:.4f} ({p.variance_source})",
         f"one score: SE {100 * p.se_unpaired:.2f} pp, interval +-{100 * p.halfwidth:.2f} pp",
@@ -141,10 +141,10 @@ def plan_text(p: PlanResult) -> str:
     lines.append("the same budget spent differently (SE of one score):")
     for o in p.options:
         lines.append(
-            f"  {o.label:<22} {o.tasks:>6} tasks x {o.runs:>3} attempts: SE {100 * o.se:.2f} pp"
+            f"  {o.label:<22} {o.tasks:>6} tasks x {o.attempts:>3} attempts: SE {100 * o.se:.2f} pp"
         )
     better = "tasks" if p.options[1].se < p.options[2].se else "attempts"
     lines.append(
-        f"adding {better} buys more precision here (seed 003: tasks win when between-task variance dominates)"
+        f"adding {better} buys more precision here (tasks win when between-task variance dominates)"
     )
     return "\n".join(lines) + "\n"

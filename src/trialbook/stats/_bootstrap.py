@@ -1,6 +1,7 @@
 """Task-level bootstrap intervals for (weighted) means over tasks, and the analytic clustered SE.
 
-Tasks, not attempts, are the independent unit (seed 003; Miller 2024, arXiv 2411.00640): every
+Tasks, not attempts, are the independent unit (docs/methodology.md, "Intervals that resample
+tasks"; Miller 2024, arXiv 2411.00640): every
 resample draws T tasks with replacement and keeps all attempts of each drawn task.
 
 The exact count-based draw. A resample mean depends only on how many times each task was drawn, and

@@ -1,4 +1,6 @@
-"""The companion figures printed beside every pass rate (seed 004), and the cost of the score (seed 002).
+"""The companion figures printed beside every pass rate, and the cost of the score.
+
+See docs/methodology.md, "Unknown is not zero" and "Budget replay, cost per success and selection".
 
 Unknown is not zero: a figure whose inputs were not recorded is None ("not measured"), and a total
 over attempts of which only some were priced is None too, with the partial sum and coverage kept.
@@ -137,7 +139,7 @@ class CostSummary:
 def cost_summary(
     *, cost: ArrayLike, tokens_in: ArrayLike, tokens_out: ArrayLike, successful_tasks: int
 ) -> CostSummary:
-    """Totals over all attempts (NaN = not recorded) and cost per successful task (seed 002)."""
+    """Totals over all attempts (NaN = not recorded) and cost per successful task."""
     total = _total(np.asarray(cost, dtype=np.float64))
     if total.value is None:
         per, note = (

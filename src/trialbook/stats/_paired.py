@@ -1,4 +1,6 @@
-"""Paired comparison of two systems on the same tasks (seed 003; Miller 2024 §2.5; reference sheet §4).
+"""Paired comparison of two systems on the same tasks (Miller 2024 §2.5).
+
+See docs/methodology.md, "Paired comparison and the decision rule".
 
 A difference measured on the same tasks is far more precise than the two scores it comes from: the
 between-task variance cancels. Tasks stay the unit: the per-task differences are resampled together.

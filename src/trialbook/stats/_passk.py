@@ -107,7 +107,7 @@ def pass_hat_k(n: ArrayLike, c: ArrayLike, k: int) -> NDArray[np.float64]:
 
 @dataclass(frozen=True)
 class PassKStep:
-    """The worked calculation of seed 000 for one task, every intermediate number kept."""
+    """The worked pass@k calculation for one task, every intermediate number kept."""
 
     n: int
     """Attempts actually used (after clamping, if any)."""
@@ -134,20 +134,17 @@ class PassKStep:
 
 
 def pass_k_steps(n: int, c: int, k: int, *, clamp: bool = False) -> PassKStep:
-    """Seed 000's calculator: pass@k, pass^k and the independent-trials value for one task.
+    """The pass@k calculator: pass@k, pass^k and the independent-trials value for one task.
 
     Strict by default: ``c > n`` or ``k > n`` is an error. With ``clamp=True`` they are cut to n,
-    as the seed's widget does, and ``clamped`` says what changed.
+    as a calculator widget would, and ``clamped`` says what changed.
     """
     for name, value in (("n", n), ("c", c), ("k", k)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ArgumentError(f"--{name} must be a whole number, got {value!r}")
-    if n < 1:
-        raise ArgumentError(f"--n must be >= 1, got {n}")
-    if c < 0:
-        raise ArgumentError(f"--c must be >= 0, got {c}")
-    if k < 1:
-        raise ArgumentError(f"--k must be >= 1, got {k}")
+            raise ArgumentError(f"{name} must be a whole number, got {value!r}", argument=name)
+    for name, value, low in (("n", n, 1), ("c", c, 0), ("k", k, 1)):
+        if value < low:
+            raise ArgumentError(f"{name} must be >= {low}, got {value}", argument=name)
     clamped: list[str] = []
     if clamp:
         if c > n:
@@ -159,11 +156,11 @@ def pass_k_steps(n: int, c: int, k: int, *, clamp: bool = False) -> PassKStep:
     else:
         if c > n:
             raise ArgumentError(
-                f"--c={c} exceeds --n={n}: a task cannot pass more often than tried"
+                f"c ({c}) exceeds n ({n}): a task cannot pass more often than tried", argument="c"
             )
         if k > n:
             raise InsufficientAttemptsError(
-                f"--k={k} exceeds --n={n}: pass@k needs at least k attempts (use --clamp to cut k to n)"
+                f"k ({k}) exceeds n ({n}): pass@k needs at least k attempts (clamping cuts k to n)"
             )
     total, all_fail, all_pass = comb(n, k), comb(n - c, k), comb(c, k)
     p = c / n

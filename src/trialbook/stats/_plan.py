@@ -1,4 +1,6 @@
-"""What a design of T tasks x R attempts can detect, before anyone pays for it (seed 003; Miller 2024 §2.6).
+"""What a design of T tasks x R attempts per task can detect, before anyone pays for it.
+
+See docs/methodology.md, "Planning a design" (Miller 2024, arXiv 2411.00640, §2.6).
 
 One system's score:   Var = (σ_b² + σ_w²/R) / T
 Unpaired difference:  twice that.
@@ -26,8 +28,8 @@ class DesignOption:
     """What changed, e.g. "2x tasks"."""
     tasks: int
     """T."""
-    runs: int
-    """R."""
+    attempts: int
+    """R, independent attempts per task."""
     se: float
     """Standard error of one system's score."""
 
@@ -38,8 +40,8 @@ class PlanResult:
 
     tasks: int
     """T, tasks."""
-    runs: int
-    """R, attempts per task."""
+    attempts: int
+    """R, independent attempts per task (what the command line calls --runs)."""
     baseline: float
     """Assumed baseline pass rate."""
     effect: float
@@ -93,7 +95,7 @@ def _power(effect: float, se: float, z: float) -> float:
 def plan_design(
     *,
     tasks: int,
-    runs: int,
+    attempts: int,
     baseline: float,
     effect: float,
     alpha: float = 0.05,
@@ -111,17 +113,27 @@ def plan_design(
     from scipy.special import ndtri
 
     if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 2:
-        raise ArgumentError(f"--tasks must be a whole number >= 2, got {tasks!r}")
-    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise ArgumentError(f"--runs must be a whole number >= 1, got {runs!r}")
+        raise ArgumentError(f"tasks must be a whole number >= 2, got {tasks!r}", argument="tasks")
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise ArgumentError(
+            f"attempts must be a whole number >= 1, got {attempts!r}", argument="attempts"
+        )
     if not 0 < baseline < 1:
-        raise ArgumentError(f"--baseline must lie strictly between 0 and 1, got {baseline}")
+        raise ArgumentError(
+            f"baseline must lie strictly between 0 and 1, got {baseline}", argument="baseline"
+        )
     if not 0 < abs(effect) < 1:
-        raise ArgumentError(f"--effect must be a non-zero difference below 1 in size, got {effect}")
+        raise ArgumentError(
+            f"effect must be a non-zero difference below 1 in size, got {effect}", argument="effect"
+        )
     if not 0 < alpha < 1:
-        raise ArgumentError(f"--alpha must lie strictly between 0 and 1, got {alpha}")
+        raise ArgumentError(
+            f"alpha must lie strictly between 0 and 1, got {alpha}", argument="alpha"
+        )
     if not 0 < power < 1:
-        raise ArgumentError(f"--power must lie strictly between 0 and 1, got {power}")
+        raise ArgumentError(
+            f"power must lie strictly between 0 and 1, got {power}", argument="power"
+        )
     total = baseline * (1 - baseline)
     source = variance_source
     if between_var is None and within_var is None:
@@ -130,18 +142,18 @@ def plan_design(
     elif between_var is None:
         assert within_var is not None
         between_var = total - within_var
-        source = source or "assumed: P(1-P) minus --within-var between tasks"
+        source = source or "assumed: P(1-P) minus the within-task variance, between tasks"
     elif within_var is None:
         within_var = total - between_var
-        source = source or "assumed: P(1-P) minus --between-var within tasks"
+        source = source or "assumed: P(1-P) minus the between-task variance, within tasks"
     else:
-        source = source or "given: --between-var and --within-var"
+        source = source or "given: between- and within-task variances"
     # unbiased estimates from a small pilot may exceed 0.25 (c(n-c)/(n(n-1)) = 1/3 at n=3, c=1)
-    for name, value in (("--between-var", between_var), ("--within-var", within_var)):
+    for name, value in (("between_var", between_var), ("within_var", within_var)):
         if not 0 <= value <= 1:
-            raise ArgumentError(f"{name} must lie in 0..1, got {value:g}")
+            raise ArgumentError(f"{name} must lie in 0..1, got {value:g}", argument=name)
     if agreement is not None and not 0 <= agreement <= 1:
-        raise ArgumentError(f"--agreement must lie in 0..1, got {agreement}")
+        raise ArgumentError(f"agreement must lie in 0..1, got {agreement}", argument="agreement")
 
     z = float(ndtri(1 - alpha / 2))
     zz = z + float(ndtri(power))
@@ -150,15 +162,15 @@ def plan_design(
     def se_one(t: int, r: int) -> float:
         return math.sqrt((between_var + within_var / r) / t)
 
-    se_u = se_one(tasks, runs)
+    se_u = se_one(tasks, attempts)
     se_du = math.sqrt(2) * se_u
-    per_task_u = 2 * (between_var + within_var / runs)
+    per_task_u = 2 * (between_var + within_var / attempts)
     se_p = mde_p = power_p = None
     needed_p = None
     if agreement is not None:
         psi = 1 - agreement
         within_d = min(2 * within_var, psi)
-        per_task_p = (psi - within_d) + within_d / runs
+        per_task_p = (psi - within_d) + within_d / attempts
         se_p = math.sqrt(per_task_p / tasks)
         mde_p = zz * se_p
         at_effect = max(per_task_p - d * d, 0.0)
@@ -166,13 +178,13 @@ def plan_design(
         needed_p = max(2, math.ceil(zz * zz * at_effect / (d * d)))
     power_u = _power(d, se_du, z)
     options = (
-        DesignOption("as planned", tasks, runs, se_u),
-        DesignOption("2x tasks", 2 * tasks, runs, se_one(2 * tasks, runs)),
-        DesignOption("2x attempts per task", tasks, 2 * runs, se_one(tasks, 2 * runs)),
+        DesignOption("as planned", tasks, attempts, se_u),
+        DesignOption("2x tasks", 2 * tasks, attempts, se_one(2 * tasks, attempts)),
+        DesignOption("2x attempts per task", tasks, 2 * attempts, se_one(tasks, 2 * attempts)),
     )
     return PlanResult(
         tasks=tasks,
-        runs=runs,
+        attempts=attempts,
         baseline=baseline,
         effect=effect,
         alpha=alpha,

@@ -1,7 +1,7 @@
-"""Where the variance of a score lives: between tasks or within a task (seed 003).
+"""Where the variance of a score lives: between tasks or within a task (docs/methodology.md, "Variance between and within tasks").
 
 One-way random-effects ANOVA on the 0/1 outcomes of T tasks with n_t attempts each (method of
-moments, unbiased for σ_b² and σ_w²; Searle, Casella & McCulloch 1992, ch. 3; reference sheet §6):
+moments, unbiased for σ_b² and σ_w²; Searle, Casella & McCulloch 1992, ch. 3):
 
     MSB = Σ n_t (ȳ_t − ȳ)² / (T − 1)         E[MSB] = σ_w² + n₀ σ_b²
     MSW = Σ_t Σ_r (y_tr − ȳ_t)² / (N − T)    E[MSW] = σ_w²

@@ -50,7 +50,7 @@ def test_holm_vectors(vectors: dict[str, Any]) -> None:
 
 def test_claims_7a_to_7d(vectors: dict[str, Any]) -> None:
     c = vectors["power"]["claims"]
-    p = plan_design(tasks=500, runs=1, baseline=0.5, effect=0.03, agreement=0.92)
+    p = plan_design(tasks=500, attempts=1, baseline=0.5, effect=0.03, agreement=0.92)
     assert p.halfwidth == pytest.approx(c["7a_halfwidth_500_at_50%"], abs=1e-9)
     assert p.se_diff_unpaired == pytest.approx(c["7b_unpaired_se_diff"], abs=1e-9)
     assert p.mde_unpaired == pytest.approx(c["7b_true_diff_for_80pct_power"], abs=1e-9)
@@ -60,7 +60,7 @@ def test_claims_7a_to_7d(vectors: dict[str, Any]) -> None:
     assert p.mde_paired == pytest.approx(
         mde["mde_approx (psi ~ omega2 when delta small)"], abs=1e-9
     )
-    p50 = plan_design(tasks=50, runs=1, baseline=0.5, effect=0.1)
+    p50 = plan_design(tasks=50, attempts=1, baseline=0.5, effect=0.1)
     assert p50.halfwidth == pytest.approx(c["7d_halfwidth_50_at_50%"], abs=1e-9)
 
 
@@ -73,7 +73,7 @@ def test_miller_power_formulas(vectors: dict[str, Any]) -> None:
     ):
         p = plan_design(
             tasks=198,
-            runs=runs,
+            attempts=runs,
             baseline=0.5,
             effect=0.05,
             within_var=1 / 6,
@@ -90,6 +90,38 @@ def test_connor_paired_sample_size(vectors: dict[str, Any]) -> None:
         p10, p01 = case["inputs"]["p10"], case["inputs"]["p01"]
         expected = case["expected"]["miller_paired_n (omega2 = psi - delta^2)"]
         p = plan_design(
-            tasks=100, runs=1, baseline=0.5, effect=p10 - p01, agreement=1 - (p10 + p01)
+            tasks=100, attempts=1, baseline=0.5, effect=p10 - p01, agreement=1 - (p10 + p01)
         )
         assert p.tasks_needed_paired == int(np.ceil(expected))
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_the_paired_p_value_is_two_sided(sign: float) -> None:
+    # first principles: p = 2 Phi(-|estimate| / SE), the same for a difference and its mirror
+    from scipy.special import ndtr
+
+    rng = np.random.default_rng(3)
+    a = rng.uniform(size=30)
+    b = np.clip(a + sign * rng.normal(0.08, 0.2, size=30), 0, 1)
+    d = paired_difference(a, b, resamples=200)
+    assert d.se_paired is not None
+    assert d.estimate * sign > 0
+    assert d.p_value == pytest.approx(2 * ndtr(-abs(d.estimate) / d.se_paired), rel=1e-12)
+    mirror = paired_difference(b, a, resamples=200)
+    assert mirror.p_value == pytest.approx(d.p_value, rel=1e-12)
+
+
+def test_plan_power_counts_both_tails_as_statsmodels_does() -> None:
+    # statsmodels' two-sided normal power for two independent samples of T tasks each: the effect
+    # in SD units is effect / sqrt(T * se_diff^2 / 2), the tasks per side T.
+    from statsmodels.stats.power import NormalIndPower
+
+    for effect in (0.03, 0.1, -0.1):
+        p = plan_design(tasks=200, attempts=3, baseline=0.4, effect=effect, alpha=0.05)
+        sd = np.sqrt(200 * p.se_diff_unpaired**2 / 2)
+        expected = NormalIndPower().power(abs(effect) / sd, nobs1=200, alpha=0.05, ratio=1.0)
+        assert p.power_unpaired == pytest.approx(expected, rel=1e-9)
+    # at a vanishing effect a two-sided test rejects at its level alpha, not alpha / 2
+    tiny = plan_design(tasks=200, attempts=1, baseline=0.5, effect=1e-9, alpha=0.05, agreement=0.9)
+    assert tiny.power_unpaired == pytest.approx(0.05, abs=1e-6)
+    assert tiny.power_paired == pytest.approx(0.05, abs=1e-6)

@@ -1,0 +1,64 @@
+"""The direction, the method and the rows of a comparison: what a transposed table, a wrong method
+choice or a quarantined row would get wrong (each test was checked to fail on that mutant)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import base_row, write_jsonl
+from trialbook.analysis import compare_runs
+
+
+def _single(tmp_path: Path, name: str, passes: list[bool], **extra: object) -> Path:
+    rows = [base_row(f"t{i:02d}", 0, passed=ok, k=1, **extra) for i, ok in enumerate(passes)]
+    return write_jsonl(tmp_path / f"{name}.jsonl", rows)
+
+
+@pytest.mark.parametrize("direction", ["improvement", "regression"])
+def test_a_clear_single_attempt_difference_has_its_sign(tmp_path: Path, direction: str) -> None:
+    # 30 tasks; the better side passes 25, the worse 5, every pass of the worse side shared:
+    # only the better side passes 20 tasks, the other side none (first principles: +20/30)
+    worse = [i < 5 for i in range(30)]
+    better = [i < 25 for i in range(30)]
+    base, cand = (worse, better) if direction == "improvement" else (better, worse)
+    c = compare_runs(str(_single(tmp_path, "a", base)), str(_single(tmp_path, "b", cand)))
+    sign = 1 if direction == "improvement" else -1
+    assert c.mcnemar is not None
+    assert (c.mcnemar.only_baseline, c.mcnemar.only_candidate) == ((0, 20) if sign > 0 else (20, 0))
+    assert c.difference.estimate == pytest.approx(sign * 20 / 30)
+    assert c.mcnemar.difference == pytest.approx(sign * 20 / 30)
+    assert c.ci_low <= sign * 20 / 30 <= c.ci_high
+    assert (c.ci_low > 0) if sign > 0 else (c.ci_high < 0)
+    assert c.decision == direction
+    assert c.candidate.estimate - c.baseline.estimate == pytest.approx(sign * 20 / 30)
+
+
+def test_a_single_attempt_run_against_a_multi_attempt_run_uses_the_task_bootstrap(
+    tmp_path: Path,
+) -> None:
+    one = _single(tmp_path, "one", [i % 2 == 0 for i in range(12)])
+    rows = [
+        base_row(f"t{i:02d}", j, passed=(i + j) % 3 == 0, k=3) for i in range(12) for j in range(3)
+    ]
+    three = write_jsonl(tmp_path / "three.jsonl", rows)
+    for a, b in ((one, three), (three, one)):
+        c = compare_runs(str(a), str(b))
+        assert c.mcnemar is None
+        assert "bootstrap" in c.ci_method
+        assert (c.ci_low, c.ci_high) == (c.difference.ci_low, c.difference.ci_high)
+
+
+def test_oracle_leak_rows_are_not_compared(tmp_path: Path) -> None:
+    # the baseline's only attempt at t00 leaked its oracle (and passed): t00 is not compared
+    base_rows = [base_row("t00", 0, passed=True, k=1, oracle_leak=True)]
+    base_rows += [base_row(f"t{i:02d}", 0, passed=False, k=1) for i in range(1, 10)]
+    base = write_jsonl(tmp_path / "base.jsonl", base_rows)
+    cand = _single(tmp_path, "cand", [False] * 10)
+    c = compare_runs(str(base), str(cand))
+    assert c.tasks == 9
+    assert c.dropped_candidate_only == 1
+    assert c.baseline.estimate == 0.0
+    assert c.mcnemar is not None
+    assert c.mcnemar.only_baseline == 0
