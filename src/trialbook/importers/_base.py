@@ -1,0 +1,77 @@
+"""What an importer is: a reader of another harness's result files that yields ledger rows.
+
+An importer turns the files a source harness wrote (Inspect AI logs, tau-bench results, ...) into
+the rows of :mod:`trialbook.ledger` and one record of where they came from. It invents nothing: a
+field the source did not record stays unrecorded (docs/methodology.md, "Unknown is not zero"), and
+every rule of the ledger still applies to the rows it yields. Importers read files; they never
+write a ledger (``trialbook import`` hands their rows to the store in one transaction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+__all__ = ["ImportOptions", "ImportedRun", "Importer", "SourceFile"]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file an import read, for the run record (provenance)."""
+
+    path: str
+    """The path as given."""
+    sha256: str
+    """Hex digest of its bytes, so a later reader can tell it is the same file."""
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    """One run read from a source: its rows and where they came from."""
+
+    run_id: str
+    """The run's id in the ledger (from the source, or given with the import)."""
+    source: str
+    """The importer's name, e.g. ``tau-bench``."""
+    source_version: str | None
+    """The source format's version where its files say it, else None."""
+    files: tuple[SourceFile, ...]
+    """Every file read for this run."""
+    rows: Sequence[Mapping[str, object]]
+    """One ledger row per attempt (validated by the ledger, not by the importer)."""
+    not_recorded: tuple[str, ...] = ()
+    """Required ledger fields the source does not record (stored as not recorded)."""
+    notes: tuple[str, ...] = ()
+    """What a reader of the scorecard must know about the source (e.g. dropped retries)."""
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    """Choices an import may need; each importer reads the ones it understands."""
+
+    run_id: str | None = None
+    """Run id to give the imported run (default: the source's own, else derived from the file)."""
+    system: str | None = None
+    """System name, where the source does not record one."""
+    as_attempts: str | None = None
+    """How several files of one source combine: ``runs`` (each file one attempt) or ``files``."""
+    scorer: str | None = None
+    """Which scorer's value decides ``passed`` when the source has several."""
+
+
+@runtime_checkable
+class Importer(Protocol):
+    """A source format. Registered by name in :mod:`trialbook.importers`."""
+
+    name: str
+    """Its name on the command line, e.g. ``inspect``."""
+
+    def detect(self, path: Path) -> bool:
+        """Whether ``path`` is unambiguously this source's (cheap: a peek, never a full parse)."""
+        ...
+
+    def read(self, paths: Sequence[Path], options: ImportOptions) -> Iterator[ImportedRun]:
+        """The runs in ``paths``; malformed input raises LedgerError naming file, record, field."""
+        ...
