@@ -59,53 +59,141 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
+# Which rooms each room may not import (docs/architecture.md draws the arrows). Every package
+# under src/trialbook must have an entry, so a new room cannot arrive without its rules.
+_TOP = ("trialbook.cli", "trialbook.demo")
+_BANNED: dict[str, tuple[str, ...]] = {
+    "errors": ("trialbook.", "numpy", "rich", "click"),
+    "stats": (
+        "trialbook.ledger",
+        "trialbook.suite",
+        "trialbook.harness",
+        "trialbook.importers",
+        "trialbook.analysis",
+        "trialbook.report",
+        *_TOP,
+        "rich",
+        "click",
+        "pyarrow",
+    ),
+    "suite": (
+        "trialbook.ledger",
+        "trialbook.harness",
+        "trialbook.importers",
+        "trialbook.stats",
+        "trialbook.analysis",
+        "trialbook.report",
+        *_TOP,
+        "rich",
+        "click",
+    ),
+    "ledger": (
+        "trialbook.suite",
+        "trialbook.harness",
+        "trialbook.importers",
+        "trialbook.stats",
+        "trialbook.analysis",
+        "trialbook.report",
+        *_TOP,
+        "rich",
+        "click",
+    ),
+    # the harness writes rows; it never scores, renders or talks to the terminal
+    "harness": (
+        "trialbook.importers",
+        "trialbook.stats",
+        "trialbook.analysis",
+        "trialbook.report",
+        *_TOP,
+        "rich",
+        "click",
+    ),
+    "importers": (
+        "trialbook.suite",
+        "trialbook.harness",
+        "trialbook.stats",
+        "trialbook.analysis",
+        "trialbook.report",
+        *_TOP,
+        "rich",
+        "click",
+    ),
+    "analysis": (
+        "trialbook.suite",
+        "trialbook.harness",
+        "trialbook.importers",
+        "trialbook.report",
+        *_TOP,
+        "rich",
+        "click",
+    ),
+    "report": ("trialbook.ledger", "trialbook.importers", *_TOP, "click"),
+    "demo": ("trialbook.cli", "click"),
+    "cli": (),
+}
+
+
+def _package_of(path: Path) -> str:
+    rel = path.relative_to(SRC)
+    return rel.parts[0].removesuffix(".py") if len(rel.parts) > 1 else rel.stem
+
+
+def _modules() -> list[Path]:
+    return [p for p in SRC.rglob("*.py") if "demo/suite" not in p.relative_to(SRC).as_posix()]
+
+
 def test_data_flows_one_way() -> None:
-    # stats is pure (no ledger, report, cli, terminal or files); ledger knows nothing of stats or report
-    rules = {
-        "stats": (
-            "trialbook.ledger",
-            "trialbook.report",
-            "trialbook.cli",
-            "trialbook.analysis",
-            "rich",
-            "click",
-            "pyarrow",
-        ),
-        "ledger": (
-            "trialbook.suite",
-            "trialbook.harness",
-            "trialbook.stats",
-            "trialbook.report",
-            "trialbook.cli",
-            "trialbook.analysis",
-            "rich",
-            "click",
-        ),
-        "report": ("trialbook.cli", "trialbook.ledger", "click"),
-        # suites are files and hashes: they know nothing of running, storing or scoring
-        "suite": (
-            "trialbook.harness",
-            "trialbook.ledger",
-            "trialbook.stats",
-            "trialbook.report",
-            "trialbook.cli",
-            "rich",
-            "click",
-        ),
-        # the harness writes rows; it never scores, renders or talks to the terminal
-        "harness": (
-            "trialbook.stats",
-            "trialbook.analysis",
-            "trialbook.report",
-            "trialbook.cli",
-            "rich",
-            "click",
-        ),
-    }
-    for package, banned in rules.items():
-        for path in (SRC / package).rglob("*.py"):
-            bad = {m for m in _imports(path) if m.startswith(banned)}
-            assert not bad, f"{path.relative_to(SRC)} imports {sorted(bad)}"
+    packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert packages <= set(_BANNED), f"rooms without rules: {sorted(packages - set(_BANNED))}"
+    for path in _modules():
+        room = _package_of(path)
+        if room not in _BANNED:
+            continue  # __init__.py, __main__.py: the public API at the top
+        bad = {m for m in _imports(path) if m.startswith(_BANNED[room])}
+        assert not bad, f"{path.relative_to(SRC)} imports {sorted(bad)}"
+
+
+def _private_imports(path: Path) -> set[str]:
+    """Modules named by ``path`` that are private to another package than its own."""
+    own = "trialbook." + _package_of(path)
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] != "trialbook" or name == own or name.startswith(own + "."):
+                continue
+            if any(part.startswith("_") and part != "__init__" for part in parts[1:]):
+                found.add(name)
+    return found
+
+
+def test_no_package_imports_another_packages_private_modules() -> None:
+    for path in _modules():
+        if path.parent == SRC:
+            continue  # trialbook/__init__.py re-exports; checked by the public API test
+        bad = _private_imports(path)
+        assert not bad, f"{path.relative_to(SRC)} imports private {sorted(bad)}"
+
+
+def test_the_private_import_check_sees_one(tmp_path: Path) -> None:
+    # the rule above must be able to fail: a module of analysis that reaches into ledger._table
+    fake = SRC / "analysis" / "_probe_for_the_architecture_test.py"
+    try:
+        fake.write_text(
+            "from trialbook.ledger._table import Ledger\nfrom trialbook.ledger import _rows\n"
+        )
+        assert _private_imports(fake) == {
+            "trialbook.ledger._table",
+            "trialbook.ledger._table.Ledger",
+            "trialbook.ledger._rows",
+        }
+    finally:
+        fake.unlink()
 
 
 def test_help_does_not_import_the_numerical_stack() -> None:
