@@ -21,7 +21,7 @@ def run(*args: str) -> Any:
 
 
 def claim_7f(tmp_path: Path) -> Path:
-    # seed 002's teaching data: 4 tasks x 5 runs, successes 5, 4, 2, 0
+    # the teaching data of docs/methodology.md, "pass@k and pass^k": 4 tasks x 5 runs, successes 5, 4, 2, 0
     outcomes = {"A": [1] * 5, "B": [1, 1, 1, 1, 0], "C": [1, 1, 0, 0, 0], "D": [0] * 5}
     return write_jsonl(tmp_path / "l.jsonl", matrix_rows(outcomes))
 

@@ -1,10 +1,6 @@
-"""The demo: a bundled suite of small real tasks and two SIMULATED agents that edit the workspace."""
+"""The demo: the bundled suite of small real tasks (its files are the only copy) and two SIMULATED
+agents that edit the workspace; :func:`run_demo` runs, scores and compares them."""
 
-from pathlib import Path
+from trialbook.demo._run import SUITE_DIR, DemoProgress, DemoResult, agent_material, run_demo
 
-from trialbook.demo._tasks import DEMO_TASKS, DemoTask, build_suite
-
-__all__ = ["DEMO_TASKS", "SUITE_DIR", "DemoTask", "build_suite"]
-
-SUITE_DIR = Path(__file__).parent / "suite"
-"""The bundled, frozen demo suite."""
+__all__ = ["SUITE_DIR", "DemoProgress", "DemoResult", "agent_material", "run_demo"]

@@ -7,21 +7,29 @@ a plausible wrong one, and now and then hang past the timeout or leave a child p
 harness must cope with both). The candidate profile succeeds a little more often than the baseline.
 Both profiles draw the same random number for the same task and seed, as two real systems face the
 same task difficulty, so the paired comparison has something to pair.
+
+The fixes are the suite's own files: the correct fix is the task's ``reference/``, the plausible
+wrong one its ``decoys/plausible/`` (the grader-check proves the first passes and the second fails).
+The agent runs in the sandbox, where the suite is hidden, so the demo hands it a copy of only those
+two folders per task (never the oracle) in ``$TRIALBOOK_DEMO_MATERIAL``: ``<task>/reference/`` and
+``<task>/decoys/plausible/``. What it then does is a :class:`trialbook.harness.testing.Attempt`.
 """
 
 from __future__ import annotations
 
 import os
 import random
-import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from trialbook.demo._tasks import DEMO_TASKS, apply_edits
+from trialbook.harness.testing import Attempt, perform
 
-__all__ = ["PROFILES", "Profile", "main"]
+__all__ = ["EASE", "MATERIAL_VAR", "PROFILES", "Profile", "decide", "main"]
+
+MATERIAL_VAR = "TRIALBOOK_DEMO_MATERIAL"
+"""The environment variable that names the folder of fixes (reference/ and decoys/ per task)."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,7 @@ class Profile:
     price_in: float
     """Simulated dollars per input token."""
     price_out: float
+    """Simulated dollars per output token."""
 
 
 PROFILES = {
@@ -44,22 +53,68 @@ PROFILES = {
     "candidate": Profile(lift=0.12, hang=0.03, leave_child=0.05, price_in=3e-6, price_out=15e-6),
 }
 
+EASE: dict[str, float] = {
+    "repair-median": 0.75,
+    "repair-slugify": 0.6,
+    "repair-binary-search": 0.55,
+    "repair-duration": 0.8,
+    "repair-word-count": 0.7,
+    "repair-leap-year": 0.8,
+    "repair-roman": 0.5,
+    "greenfield-palindrome": 0.7,
+    "greenfield-chunk": 0.75,
+    "greenfield-flatten": 0.65,
+    "greenfield-rle": 0.55,
+    "greenfield-snake-case": 0.5,
+    "greenfield-merge-intervals": 0.6,
+    "greenfield-caesar": 0.7,
+    "regression-config-comments": 0.6,
+    "regression-price-negative": 0.7,
+    "regression-stack-peek": 0.85,
+    "regression-csv-quotes": 0.4,
+    "regression-paginate": 0.65,
+    "regression-dedupe-key": 0.55,
+    "regression-cache-ttl": 0.45,
+    "repair-title-case": 0.6,
+}
+"""How often the simulated baseline applies each task's correct fix (the candidate a little more)."""
 
-def _usage(rng: random.Random, profile: Profile, path: Path, steps: int) -> None:
-    import json
 
-    with path.open("a") as fh:
-        for _ in range(steps):
-            tokens_in = rng.randint(800, 4000)
-            tokens_out = rng.randint(60, 600)
-            line = {
+@dataclass(frozen=True)
+class Decision:
+    """What one simulated attempt does, drawn from its seeds."""
+
+    correct: bool
+    """The correct fix (else the plausible wrong one)."""
+    sleep_s: float
+    usage: tuple[dict[str, Any], ...]
+    leave_child: bool
+    hang: bool
+
+
+def decide(name: str, task_id: str, seed: str) -> Decision:
+    """The seeded choices of profile ``name`` on one task at one seed (the draws keep their order)."""
+    profile = PROFILES[name]
+    shared = random.Random(f"{task_id}:{seed}")  # the same draw for both systems: task difficulty
+    own = random.Random(f"{name}:{task_id}:{seed}")
+    correct = shared.random() < min(0.97, EASE[task_id] + profile.lift)
+    sleep_s = own.uniform(0.05, 0.3)  # "thinking"
+    usage = []
+    for _ in range(own.randint(1, 4)):
+        tokens_in = own.randint(800, 4000)
+        tokens_out = own.randint(60, 600)
+        usage.append(
+            {
                 "tokens_in": tokens_in,
                 "tokens_out": tokens_out,
                 "cost": round(tokens_in * profile.price_in + tokens_out * profile.price_out, 6),
-                "tool_calls": rng.randint(1, 3),
-                "cache_hit": rng.random() < 0.3,
+                "tool_calls": own.randint(1, 3),
+                "cache_hit": own.random() < 0.3,
             }
-            fh.write(json.dumps(line) + "\n")
+        )
+    leave_child = own.random() < profile.leave_child
+    hang = own.random() < profile.hang
+    return Decision(correct, sleep_s, tuple(usage), leave_child, hang)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,39 +124,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"usage: python -m trialbook.demo.agent {{{'|'.join(PROFILES)}}}", file=sys.stderr)
         return 2
     name = args[0]
-    profile = PROFILES[name]
     task_id = os.environ["TRIALBOOK_TASK_ID"]
     seed = os.environ["TRIALBOOK_SEED"]
-    task = next((t for t in DEMO_TASKS if t.id == task_id), None)
-    if task is None:
-        print(f"simulated agent: no idea how to do {task_id!r}", file=sys.stderr)
+    material = Path(os.environ.get(MATERIAL_VAR, "")) / task_id
+    if task_id not in EASE or not (material / "reference").is_dir():
+        print(f"simulated agent: no idea how to do {task_id!r} (${MATERIAL_VAR})", file=sys.stderr)
         return 1
-    shared = random.Random(f"{task_id}:{seed}")  # the same draw for both systems: task difficulty
-    own = random.Random(f"{name}:{task_id}:{seed}")
-    correct = shared.random() < min(0.97, task.ease + profile.lift)
-    print(f"SIMULATED agent ({name}) on {task_id}, seed {seed}")
-    time.sleep(own.uniform(0.05, 0.3))  # "thinking"
-    usage = Path(os.environ["TRIALBOOK_USAGE_FILE"])
-    _usage(own, profile, usage, steps=own.randint(1, 4))
-    if own.random() < profile.leave_child:
-        subprocess.Popen(
-            ["sleep", "120"],
-            start_new_session=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+    d = decide(name, task_id, seed)
+    fix = material / ("reference" if d.correct else "decoys/plausible")
+    files = ", ".join(sorted(p.relative_to(fix).as_posix() for p in fix.rglob("*") if p.is_file()))
+    return perform(
+        Attempt(
+            say=f"SIMULATED agent ({name}) on {task_id}, seed {seed}",
+            sleep_s=d.sleep_s,
+            usage=d.usage,
+            leave_process=d.leave_child,
+            hang=d.hang,
+            copy_from=str(fix),
+            said_after=f"applied the {'correct' if d.correct else 'plausible but wrong'} fix to {files}",
         )
-        print("left a background process running")
-    if own.random() < profile.hang:
-        print("hanging (the harness must stop this at the timeout)", flush=True)
-        time.sleep(3600)
-    edits = task.fix if correct else task.wrong
-    current = {name: Path(name).read_text() for name in task.files}
-    for file, text in apply_edits(current, edits).items():
-        Path(file).write_text(text)
-    print(
-        f"applied the {'correct' if correct else 'plausible but wrong'} fix to {', '.join(task.files)}"
     )
-    return 0
 
 
 if __name__ == "__main__":

@@ -10,13 +10,16 @@ from trialbook.report._compare import (
 )
 from trialbook.report._harness import (
     GRADER_CHECK_SCHEMA,
+    SUITE_CHECK_SCHEMA,
     grader_check_text,
     grader_check_to_dict,
     lock_check_text,
+    lock_check_to_dict,
     lock_text,
     run_text,
 )
 from trialbook.report._json import to_json
+from trialbook.report._passk import PASSK_SCHEMA, passk_json, passk_text, passk_to_dict
 from trialbook.report._score import (
     SCORE_SCHEMA,
     render_plain,
@@ -28,14 +31,20 @@ from trialbook.report._score import (
 __all__ = [
     "COMPARE_SCHEMA",
     "GRADER_CHECK_SCHEMA",
+    "PASSK_SCHEMA",
     "PLAN_SCHEMA",
     "SCORE_SCHEMA",
+    "SUITE_CHECK_SCHEMA",
     "compare_text",
     "compare_to_dict",
     "grader_check_text",
     "grader_check_to_dict",
     "lock_check_text",
+    "lock_check_to_dict",
     "lock_text",
+    "passk_json",
+    "passk_text",
+    "passk_to_dict",
     "plan_text",
     "plan_to_dict",
     "render_plain",

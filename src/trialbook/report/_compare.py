@@ -145,6 +145,7 @@ def plan_text(p: PlanResult) -> str:
         )
     better = "tasks" if p.options[1].se < p.options[2].se else "attempts"
     lines.append(
-        f"adding {better} buys more precision here (tasks win when between-task variance dominates)"
+        f"adding {better} buys more precision here (tasks win when between-task variance "
+        'dominates: docs/methodology.md, "Variance between and within tasks")'
     )
     return "\n".join(lines) + "\n"

@@ -10,14 +10,17 @@ if TYPE_CHECKING:  # renderers only read attributes: no need to import the harne
 
 __all__ = [
     "GRADER_CHECK_SCHEMA",
+    "SUITE_CHECK_SCHEMA",
     "grader_check_text",
     "grader_check_to_dict",
     "lock_check_text",
+    "lock_check_to_dict",
     "lock_text",
     "run_text",
 ]
 
 GRADER_CHECK_SCHEMA = "trialbook.grader_check/1"
+SUITE_CHECK_SCHEMA = "trialbook.suite_check/1"
 
 
 def lock_text(lock: Lock, path: str) -> str:
@@ -48,6 +51,17 @@ def lock_check_text(check: LockCheck, root: str) -> str:
         lines.append(f"  locked {check.locked_id}, files now {check.current.dataset_id}")
         lines.append(f"  freeze again with 'trialbook suite freeze {root}' (a new dataset_id)")
     return "\n".join(lines)
+
+
+def lock_check_to_dict(check: LockCheck) -> dict[str, Any]:
+    """``trialbook.suite_check/1``."""
+    return {
+        "schema": SUITE_CHECK_SCHEMA,
+        "matches": check.matches,
+        "locked_dataset_id": check.locked_id,
+        "dataset_id": check.current.dataset_id,
+        "changed": list(check.changed),
+    }
 
 
 def grader_check_to_dict(check: GraderCheck) -> dict[str, Any]:

@@ -1,0 +1,61 @@
+"""The command line: parse -> call one library function -> render -> exit code.
+
+Exit codes: 0 success; 1 a gate failed; 2 bad input or usage, one line per problem, no traceback
+(``trialbook.cli._options``). Each command lives in a module of its own and imports numpy, scipy,
+pyarrow and rich inside its body, so that ``trialbook --help`` is quick.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from trialbook.cli.compare import compare
+from trialbook.cli.demo import demo
+from trialbook.cli.grader_check import grader_check
+from trialbook.cli.io import export, import_
+from trialbook.cli.passk import passk
+from trialbook.cli.plan import plan
+from trialbook.cli.run import run
+from trialbook.cli.score import score
+from trialbook.cli.suite import suite
+
+__all__ = ["entry", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="trialbook")
+def main() -> None:
+    """trialbook: agent scores you can defend.
+
+    Run an agent on a frozen suite (k sandboxed attempts per task, one ledger row each), score a
+    ledger (pass@k and pass^k with intervals that resample tasks, the effort and cost behind them),
+    compare two runs, plan a design, or work pass@k out by hand. Ledgers are .db (SQLite), .jsonl or
+    .csv, one row per attempt; see docs/ledger.md.
+    """
+
+
+for _command in (score, compare, plan, passk, suite, grader_check, run, import_, export, demo):
+    main.add_command(_command)
+
+
+def entry() -> None:
+    """The console script: ``main`` in a process of its own.
+
+    pyarrow imports pandas (0.4 s) on its first call whenever pandas is installed, only to check
+    whether its arguments are pandas objects; a trialbook command never passes one, so the command
+    line process refuses the import. (Library users and in-process callers of ``main`` are not
+    affected.)
+    """
+    if "pandas" not in sys.modules:
+        sys.meta_path.insert(0, _NoPandas())
+    main()
+
+
+class _NoPandas:
+    """An import finder that refuses pandas (pyarrow then skips its pandas integration)."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("the trialbook command line does not use pandas")

@@ -1,0 +1,161 @@
+"""What every command shares: exit codes, the user-error wrapper and the option decorators.
+
+Library errors name the Python argument (``confidence must ...``); :func:`user_errors` turns each
+into one line that names the command's flag (``--confidence must ...``) and exits 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from functools import wraps
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from trialbook.analysis import IntervalOptions
+from trialbook.errors import ArgumentError, TrialbookError
+
+__all__ = [
+    "EXIT_GATE",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "fail",
+    "format_option",
+    "interval_options",
+    "parse_ks",
+    "sandbox_option",
+    "user_errors",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
+
+
+def fail(problems: Sequence[str]) -> NoReturn:
+    """Print one ``trialbook: error:`` line per problem and exit 2."""
+    for line in problems:
+        click.echo(f"trialbook: error: {line}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def user_errors(fn: F) -> F:
+    """Turn library errors about the user's input into one line each and exit 2."""
+
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ArgumentError as exc:
+            fail([_as_flag(exc.argument, line) for line in exc.problems])
+        except TrialbookError as exc:
+            fail(exc.problems)
+        except OSError as exc:
+            fail([f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")])
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _as_flag(argument: str | None, line: str) -> str:
+    """A library message about a Python argument, spoken of as the command's flag for it."""
+    ctx = click.get_current_context(silent=True)
+    if argument is None or ctx is None:
+        return line
+    for param in ctx.command.params:
+        if param.name == argument and isinstance(param, click.Option):
+            flag = max(param.opts, key=len)
+            if line.startswith(f"{argument} "):
+                return flag + line[len(argument) :]
+            return f"{flag}: {line}"
+    return line
+
+
+def parse_ks(_: click.Context, __: click.Parameter, value: str | None) -> tuple[int, ...] | None:
+    """``--k 1,2,5`` as sorted distinct whole numbers >= 1."""
+    if value is None:
+        return None
+    ks: list[int] = []
+    for part in value.split(","):
+        text = part.strip()
+        if not text.isdigit() or int(text) < 1:
+            raise click.BadParameter(
+                f"expected whole numbers >= 1 separated by commas, got {value!r}"
+            )
+        ks.append(int(text))
+    return tuple(sorted(set(ks)))
+
+
+def format_option(
+    *choices: str,
+    default: str | None = None,
+    schema: str | None = None,
+    required: bool = False,
+    help: str | None = None,
+) -> Callable[[F], F]:
+    """``--format`` (Python name ``fmt``) with these choices, the first the default unless told;
+    ``schema`` names the versioned JSON the command prints, in the help."""
+    if help is None and schema is not None:
+        help = f"Output format. JSON is versioned ({schema})."
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default=None if required else (default or choices[0]),
+        required=required,
+        show_default=not required,
+        help=help,
+    )
+
+
+def interval_options(fn: F) -> F:
+    """--confidence, --resamples, --seed and --ci, shared by every command that draws intervals.
+
+    The defaults are IntervalOptions' own: one place for them in the whole project.
+    """
+    defaults = IntervalOptions()
+    for option in reversed(
+        (
+            click.option(
+                "--confidence",
+                default=defaults.confidence,
+                show_default=True,
+                help="Two-sided interval level.",
+            ),
+            click.option(
+                "--resamples",
+                default=defaults.resamples,
+                show_default=True,
+                help="Bootstrap resamples over tasks.",
+            ),
+            click.option(
+                "--seed",
+                default=defaults.seed,
+                show_default=True,
+                help="Bootstrap seed (reported with the interval).",
+            ),
+            click.option(
+                "--ci",
+                "method",
+                type=click.Choice(["percentile", "bca"]),
+                default=defaults.method,
+                show_default=True,
+                help="Bootstrap interval method.",
+            ),
+        )
+    ):
+        fn = option(fn)
+    return fn
+
+
+sandbox_option = click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "process"]),
+    default="auto",
+    show_default=True,
+    help=(
+        "auto: bubblewrap where it works, else the process tier (and say so); bwrap: require it; "
+        "process: own session + rlimits only."
+    ),
+)
+"""``--sandbox auto|bwrap|process`` (see docs/harness.md)."""

@@ -1,0 +1,81 @@
+"""``trialbook compare``: two runs task by task, the difference, its interval and the decision."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from trialbook.cli._options import EXIT_GATE, format_option, interval_options, user_errors
+
+__all__ = ["compare"]
+
+
+@click.command()
+@click.argument("baseline")
+@click.argument("candidate")
+@click.option(
+    "--metric", default="pass@1", show_default=True, help="pass@K or pass^K, e.g. pass@1, pass^3."
+)
+@click.option(
+    "--gate",
+    type=click.Choice(["fail-on-regression", "require-improvement"]),
+    help="Turn the decision into the exit code: 1 on a regression, or 1 unless an improvement.",
+)
+@interval_options
+@click.option(
+    "--allow-different-suites",
+    is_flag=True,
+    help="Compare runs on different dataset_ids (said first).",
+)
+@click.option(
+    "--allow-grader-change", is_flag=True, help="Compare runs graded by different grader versions."
+)
+@format_option("table", "json", "markdown", schema="trialbook.compare/1")
+@user_errors
+def compare(
+    baseline: str,
+    candidate: str,
+    metric: str,
+    gate: str | None,
+    confidence: float,
+    resamples: int,
+    seed: int,
+    method: str,
+    allow_different_suites: bool,
+    allow_grader_change: bool,
+    fmt: str,
+) -> None:
+    """Compare BASELINE and CANDIDATE task by task (each LEDGER or LEDGER:RUN_ID).
+
+    The decision rule (docs/methodology.md, "Paired comparison and the decision rule"): improvement
+    when the interval of the difference lies above 0, regression when below, otherwise no
+    detectable difference. Exit 1 when --gate fails, 2 on bad input.
+    """
+    from trialbook import report as render
+    from trialbook.analysis import CompareOptions, compare_runs
+
+    result = compare_runs(
+        baseline,
+        candidate,
+        CompareOptions(
+            metric=metric,
+            confidence=confidence,
+            resamples=resamples,
+            seed=seed,
+            method=method,  # type: ignore[arg-type]
+            allow_different_suites=allow_different_suites,
+            allow_grader_change=allow_grader_change,
+        ),
+    )
+    if fmt == "json":
+        click.echo(render.to_json(render.compare_to_dict(result)))
+    else:
+        click.echo(render.compare_text(result, markdown=fmt == "markdown"), nl=False)
+    failed = (gate == "fail-on-regression" and result.decision == "regression") or (
+        gate == "require-improvement" and result.decision != "improvement"
+    )
+    if gate:
+        click.echo(f"gate {gate}: {'FAILED' if failed else 'passed'} ({result.decision})", err=True)
+    if failed:
+        sys.exit(EXIT_GATE)

@@ -1,0 +1,45 @@
+"""``trialbook grader-check``: the grader's own regression set, false accepts and false rejects."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from trialbook.cli._options import EXIT_GATE, format_option, sandbox_option, user_errors
+
+__all__ = ["grader_check"]
+
+
+@click.command(name="grader-check")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@sandbox_option
+@click.option("--jobs", default=1, show_default=True, help="Graders run at once.")
+@format_option("table", "json", schema="trialbook.grader_check/1")
+@user_errors
+def grader_check(directory: Path, sandbox: str, jobs: int, fmt: str) -> None:
+    """Run each task's grader on its untouched fixture (must fail), its reference/ (must pass) and
+    each decoys/<name>/ (must fail); print false accepts and false rejects; exit 1 if any."""
+    from trialbook import report as render
+    from trialbook.errors import ArgumentError
+    from trialbook.harness import grader_check as check
+    from trialbook.harness import resolve_tier
+    from trialbook.suite import load_suite
+
+    if jobs < 1:
+        raise ArgumentError(f"--jobs must be >= 1, got {jobs}")
+    loaded = load_suite(directory)
+    try:
+        tier, note = resolve_tier(sandbox)
+    except ValueError as exc:
+        raise ArgumentError(str(exc)) from None
+    if note:
+        click.echo(note, err=True)
+    result = check(loaded, tier, jobs)
+    if fmt == "json":
+        click.echo(render.to_json(render.grader_check_to_dict(result)))
+    else:
+        click.echo(render.grader_check_text(result))
+    if result.false_accepts or result.false_rejects:
+        sys.exit(EXIT_GATE)

@@ -1,0 +1,130 @@
+"""``trialbook run``: an agent on a frozen suite, k sandboxed attempts per task, one row each."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from trialbook.cli._options import sandbox_option, user_errors
+from trialbook.cli._progress import Progress
+
+__all__ = ["run"]
+
+EXIT_INTERRUPTED = 130
+"""A run stopped by Ctrl-C or SIGTERM (resumable), as a shell reports SIGINT."""
+
+
+@click.command()
+@click.argument("suite_dir", metavar="SUITE", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--agent", required=True, help="Agent command, run through /bin/sh -c in the workspace."
+)
+@click.option(
+    "--ledger",
+    "ledger_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="SQLite ledger (.db) to append to; created if absent. Raw output is kept beside it.",
+)
+@click.option("--system", help="Name of the system under test (agent + model + settings).")
+@click.option("--run-id", help="Id of the new run (default: SYSTEM-<UTC time>).")
+@click.option(
+    "--resume", "resume", metavar="ID", help="Resume run ID: run only its attempts without a row."
+)
+@click.option("--jobs", default=1, show_default=True, help="Attempts run at once.")
+@sandbox_option
+@click.option(
+    "--subset",
+    "subset",
+    metavar="NAME",
+    help="Run only the tasks of this named subset of the suite (e.g. smoke).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local"]),
+    default="local",
+    show_default=True,
+    help="Where attempts run (a thread pool here; the driver is the only ledger writer).",
+)
+@click.option(
+    "--pass-env",
+    "pass_env",
+    multiple=True,
+    metavar="NAME",
+    help="Pass this variable of the caller's environment to the agent (repeatable; nothing else passes).",
+)
+@click.option("--model-version", help="Model snapshot under test, recorded in every row.")
+@click.option("--rerun-reason", help="Why this run repeats an earlier one (recorded in the run).")
+@user_errors
+def run(
+    suite_dir: Path,
+    agent: str,
+    ledger_path: Path,
+    system: str | None,
+    run_id: str | None,
+    resume: str | None,
+    jobs: int,
+    sandbox: str,
+    subset: str | None,
+    executor: str,
+    pass_env: tuple[str, ...],
+    model_version: str | None,
+    rerun_reason: str | None,
+) -> None:
+    """Run an agent on a frozen suite: k attempts per task, each in a fresh sandboxed workspace,
+    under the suite's timeout, one ledger row per finished attempt.
+
+    Ctrl-C (or SIGTERM) stops cleanly: running attempts are killed and left without a row, and
+    --resume ID runs them again later.
+    """
+    import os
+    import signal
+    import threading
+
+    from trialbook import report as render
+    from trialbook.errors import ArgumentError
+    from trialbook.harness import RunOptions, run_suite
+
+    if resume is not None and (run_id is not None or system is not None):
+        raise ArgumentError(
+            "--resume takes the run's own id, system and settings: drop --run-id/--system"
+        )
+    missing = [name for name in pass_env if name not in os.environ]
+    if missing:
+        raise ArgumentError(f"--pass-env: not set in this environment: {', '.join(missing)}")
+    options = RunOptions(
+        suite=suite_dir,
+        agent=agent,
+        ledger=ledger_path,
+        system=system,
+        run_id=run_id,
+        resume=resume,
+        jobs=jobs,
+        sandbox=sandbox,
+        tier=subset,
+        executor=executor,
+        pass_env={name: os.environ[name] for name in pass_env},
+        model_version=model_version,
+        rerun_reason=rerun_reason,
+    )
+    stop = threading.Event()
+
+    def on_signal(signum: int, _: object) -> None:
+        if not stop.is_set():
+            click.echo(
+                f"\nstopping ({signal.Signals(signum).name}): killing running attempts", err=True
+            )
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with Progress() as progress:
+            result = run_suite(options, progress=progress, stop=stop)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    click.echo(render.run_text(result))
+    if result.interrupted:
+        sys.exit(EXIT_INTERRUPTED)

@@ -1,0 +1,54 @@
+"""``trialbook suite freeze`` and ``trialbook suite check``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from trialbook.cli._options import EXIT_GATE, format_option, user_errors
+
+__all__ = ["suite"]
+
+
+@click.group()
+def suite() -> None:
+    """Freeze a suite (dataset_id, oracle-leak quarantine) and check its lock."""
+
+
+@suite.command(name="freeze")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@format_option("table", "json", schema="trialbook.suite/1")
+@user_errors
+def suite_freeze(directory: Path, fmt: str) -> None:
+    """Hash every prompt, fixture, oracle, grader and budget field into the dataset_id, quarantine
+    tasks whose oracle leaks into their prompt or fixture, and write suite.lock.json."""
+    from trialbook import report as render
+    from trialbook.suite import freeze, load_suite, write_lock
+
+    loaded = load_suite(directory)
+    lock = freeze(loaded)
+    path = write_lock(loaded, lock)
+    if fmt == "json":
+        click.echo(render.to_json(lock.to_dict()))
+    else:
+        click.echo(render.lock_text(lock, str(path)))
+
+
+@suite.command(name="check")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@format_option("table", "json", schema="trialbook.suite_check/1")
+@user_errors
+def suite_check(directory: Path, fmt: str) -> None:
+    """Say whether suite.lock.json still matches the files (exit 1 when stale or missing)."""
+    from trialbook import report as render
+    from trialbook.suite import check_lock
+
+    result = check_lock(directory)
+    if fmt == "json":
+        click.echo(render.to_json(render.lock_check_to_dict(result)))
+    else:
+        click.echo(render.lock_check_text(result, str(directory)))
+    if not result.matches:
+        sys.exit(EXIT_GATE)

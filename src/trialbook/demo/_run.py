@@ -1,0 +1,168 @@
+"""The demo as one library call: copy and freeze the bundled suite, run both simulated agents
+through the harness, score both runs, compare them, and write the reports."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from trialbook.demo.agent import MATERIAL_VAR, PROFILES
+
+if TYPE_CHECKING:
+    from trialbook.analysis import Comparison, ScoreReport
+    from trialbook.harness import RunResult
+    from trialbook.suite import Lock
+
+__all__ = ["SUITE_DIR", "DemoProgress", "DemoResult", "run_demo"]
+
+SUITE_DIR = Path(__file__).parent / "suite"
+"""The bundled, frozen demo suite: its files are the only copy of the tasks."""
+
+SYSTEMS = tuple(PROFILES)
+"""The two simulated systems, in the order they run: baseline, candidate."""
+
+
+class DemoProgress(Protocol):
+    """What :func:`run_demo` reports as it goes (the CLI prints it)."""
+
+    def frozen(self, lock: Lock, lock_path: Path) -> None:
+        """The copy of the suite was frozen."""
+
+    def run_started(self, name: str) -> None:
+        """System ``name`` starts; ``begin`` and ``attempt`` follow as in a harness run."""
+
+    def begin(self, run_id: str, total: int, done: int, notes: Sequence[str]) -> None: ...
+
+    def attempt(self, row: Mapping[str, object]) -> None: ...
+
+    def run_finished(self, name: str, result: RunResult) -> None:
+        """System ``name``'s run is over."""
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """What one demo did and wrote."""
+
+    out: Path
+    """The folder everything was written to."""
+    suite: Path
+    """The frozen copy of the bundled suite that ran (``out/suite``)."""
+    lock: Lock
+    """Its lock (dataset_id, quarantined tasks)."""
+    lock_path: Path
+    ledger: Path
+    """``out/ledger.db``: both runs; raw output in ``out/ledger.transcripts/``."""
+    runs: Mapping[str, RunResult]
+    """System name (baseline, candidate) -> its harness run."""
+    scores: Mapping[str, ScoreReport]
+    """System name -> the score of its run."""
+    comparison: Comparison
+    """Candidate against baseline, paired by task."""
+    files: tuple[Path, ...]
+    """The reports written: <name>-score.json/md for each system, compare.json/md."""
+
+
+def run_demo(
+    out: Path,
+    *,
+    jobs: int = 2,
+    sandbox: str = "auto",
+    progress: DemoProgress | None = None,
+) -> DemoResult:
+    """Run the demo into ``out`` (created; an earlier ``out/suite`` is replaced, the ledger grows).
+
+    Both agents are :mod:`trialbook.demo.agent` simulators; the suite, harness, sandbox, ledger,
+    scoring and comparison are the real ones.
+    """
+    from trialbook import report as render
+    from trialbook.analysis import compare_runs, score_file
+    from trialbook.harness import RunOptions, run_suite
+    from trialbook.suite import LOCK_NAME, freeze, load_suite, write_lock
+
+    out.mkdir(parents=True, exist_ok=True)
+    suite_dir = out / "suite"
+    shutil.rmtree(suite_dir, ignore_errors=True)
+    shutil.copytree(SUITE_DIR, suite_dir, ignore=shutil.ignore_patterns(LOCK_NAME, "__pycache__"))
+    suite = load_suite(suite_dir)
+    lock = freeze(suite)
+    lock_path = write_lock(suite, lock)
+    if progress is not None:
+        progress.frozen(lock, lock_path)
+    ledger = out / "ledger.db"
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    runs: dict[str, RunResult] = {}
+    with agent_material(suite_dir) as material:
+        for name in SYSTEMS:
+            if progress is not None:
+                progress.run_started(name)
+            runs[name] = run_suite(
+                RunOptions(
+                    suite=suite_dir,
+                    agent=f"{sys.executable} -m trialbook.demo.agent {name}",
+                    ledger=ledger,
+                    system=f"simulated-{name}",
+                    run_id=f"{name}-{stamp}",
+                    jobs=jobs,
+                    sandbox=sandbox,
+                    pass_env={MATERIAL_VAR: str(material)},
+                    model_version="simulator",
+                ),
+                progress=progress,
+            )
+            if progress is not None:
+                progress.run_finished(name, runs[name])
+    scores = {name: score_file(ledger, run=result.run_id) for name, result in runs.items()}
+    comparison = compare_runs(
+        f"{ledger}:{runs['baseline'].run_id}", f"{ledger}:{runs['candidate'].run_id}"
+    )
+    texts: dict[str, str] = {}
+    for name, report in scores.items():
+        texts[f"{name}-score.json"] = render.to_json(render.score_to_dict(report)) + "\n"
+        texts[f"{name}-score.md"] = render.score_markdown(report)
+    texts["compare.json"] = render.to_json(render.compare_to_dict(comparison)) + "\n"
+    texts["compare.md"] = render.compare_text(comparison, markdown=True)
+    for file, text in texts.items():
+        (out / file).write_text(text)
+    return DemoResult(
+        out=out,
+        suite=suite_dir,
+        lock=lock,
+        lock_path=lock_path,
+        ledger=ledger,
+        runs=runs,
+        scores=scores,
+        comparison=comparison,
+        files=tuple(out / file for file in texts),
+    )
+
+
+@contextmanager
+def agent_material(suite_dir: Path) -> Iterator[Path]:
+    """A temporary folder with each task's ``reference/`` and ``decoys/`` (never its oracle), where
+    the agent can read it in both sandbox tiers: the bwrap tier hides the suite, the ledger's folder
+    and ``/tmp``, so it lives in ``/var/tmp`` (the system's default temporary folder where that is
+    missing). Removed afterwards."""
+    base = Path("/var/tmp")
+    folder = Path(
+        tempfile.mkdtemp(prefix="trialbook-demo-material-", dir=base if _writable(base) else None)
+    )
+    try:
+        for task in sorted((suite_dir / "tasks").iterdir()):
+            for part in ("reference", "decoys"):
+                if (task / part).is_dir():
+                    shutil.copytree(task / part, folder / task.name / part)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _writable(folder: Path) -> bool:
+    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
