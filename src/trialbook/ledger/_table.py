@@ -232,7 +232,7 @@ class Ledger:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays have no one truth value: compare fields, not tables
 class TaskTable:
     """The rows of a ledger grouped by task (see :meth:`Ledger.tasks`)."""
 

@@ -433,3 +433,28 @@ def test_no_read_past_the_end_of_the_data() -> None:
     )
     assert out.returncode == 0, f"exit {out.returncode}: {out.stderr[-2000:]}"
     assert out.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("literal", ["1.", "01", "1e", "-", ".5", "1.e5", "+1", "1.E+5", "-.5"])
+@pytest.mark.parametrize("name", ["elapsed_s", "cost", "seed"])
+def test_number_literals_json_refuses_are_declined(tmp_path: Path, name: str, literal: str) -> None:
+    # a digit must follow '.', and no leading zero, '+' or bare '-': the C reader must not read
+    # these where the precise reader (the json module) refuses them
+    row = base_row("a", 0, passed=True, **{name: 12345})
+    line = json.dumps(row).replace("12345", literal)
+    path = tmp_path / "n.jsonl"
+    path.write_text(json.dumps(base_row("b", 0, passed=False)) + "\n" + line + "\n")
+    assert _precise(path) is None
+    assert _native(path) is None
+
+
+@pytest.mark.parametrize("literal", ["1.0", "1.5e5", "0", "-0", "0.5", "1E2", "10", "2e-3"])
+@pytest.mark.parametrize("name", ["elapsed_s", "cost", "seed"])
+def test_number_literals_json_reads_are_read_alike(tmp_path: Path, name: str, literal: str) -> None:
+    row = base_row("a", 0, passed=True, **{name: 12345})
+    path = tmp_path / "n.jsonl"
+    path.write_text(json.dumps(row).replace("12345", literal) + "\n")
+    precise, native = _precise(path), _native(path)
+    assert (precise is None) == (native is None), literal
+    if precise is not None:
+        identical(native, precise)
