@@ -104,6 +104,7 @@ def test_distinct_first_and_recorded(ledger: Ledger) -> None:
     b = ledger.run("b")
     assert b.distinct("task_id") == ("t2", "t4")  # a subset knows only its own values
     assert b.distinct("stratum") == ()
+    assert ledger.runs(["b", "a"]).distinct("task_id") == ("t2", "t4", "t1", "t3")  # row order
     assert ledger.first("system") == "s"
     assert ledger.first("cost") == 0.5
     assert ledger.first("attempt_index") == 1.0
