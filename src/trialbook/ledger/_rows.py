@@ -1,7 +1,7 @@
 """Row dicts <-> :class:`Ledger`: the only place a row of Python values becomes columns, and back.
 
 :func:`ledger_from_rows` checks each value against its field (JSON types: ``1`` is not a boolean,
-NaN and infinity are refused), every readers' precise path and the store's one-row writes go through
+NaN and infinity are refused), every reader's precise path and the store's one-row writes go through
 it, and all of them end in the same :func:`check_rules`. :func:`ledger_rows` and
 :func:`ledger_tuples` give the rows back as Python values (what the writers and the store write).
 """
