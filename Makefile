@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint typecheck unit bench clean
 
-$(STAMP): pyproject.toml setup.py src/trialbook/ledger/_jsonl.c
+$(STAMP): pyproject.toml setup.py src/trialbook/ledger/formats/_cjsonl.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=25.1"
 	$(PY) -m pip install --quiet -e . --group dev
@@ -24,7 +24,7 @@ lint: $(STAMP)
 	@if command -v $(CC) >/dev/null 2>&1; then \
 		$(CC) -fsyntax-only -std=c11 -Wall -Wextra -Wpedantic -Wshadow -Werror \
 			-I"$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
-			src/trialbook/ledger/_jsonl.c && echo "C reader: no warnings"; \
+			src/trialbook/ledger/formats/_cjsonl.c && echo "C reader: no warnings"; \
 	else echo "C reader: no C compiler here, not checked"; fi
 
 typecheck: $(STAMP)

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _ledgers import write_ledger
 
-from trialbook.ledger._read import NATIVE
+from trialbook.ledger.formats import NATIVE_JSONL as NATIVE
 
 DUCKDB = (
     "import duckdb, sys\n"

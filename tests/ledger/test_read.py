@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 from tests.conftest import base_row, write_jsonl
 from trialbook.errors import LedgerError
 from trialbook.ledger import FIELDS, read_ledger
-from trialbook.ledger._read import _from_rows, _line_numbers, _read_jsonl_fast, _rows_jsonl
+from trialbook.ledger._rows import from_rows as _from_rows
+from trialbook.ledger.formats._arrow import line_numbers as _line_numbers
+from trialbook.ledger.formats._jsonl import _read_jsonl_fast, _rows_jsonl
 
 
 def _fast(path: Path) -> Any:

@@ -1,8 +1,24 @@
-"""The only code that touches ledgers: reading, validating, storing (SQLite) and writing attempts."""
+"""The only code that touches ledgers: the fields and rules, the in-memory :class:`Ledger` and its
+query API, row <-> Ledger conversion, the file formats (a registry by suffix) and the SQLite store.
+
+Layout: ``_fields`` (the contract), ``_table`` (Ledger, TaskTable), ``_rules`` (check_rules),
+``_rows`` (row dicts <-> Ledger), ``formats/`` (one module per format, the registry), ``store/``
+(schema and migrations, runs, attempts, imports). The store and the formats depend on the rows and
+the table, never the reverse.
+"""
 
 from trialbook.ledger._fields import FIELDS, REQUIRED, STATUSES, Field
-from trialbook.ledger._read import ledger_from_rows, ledger_rows, read_ledger
-from trialbook.ledger._store import (
+from trialbook.ledger._rows import ledger_from_rows, ledger_rows, ledger_tuples
+from trialbook.ledger._table import Ledger, TaskGroups, TaskTable, per_task
+from trialbook.ledger.formats import (
+    EXPORT_FORMATS,
+    FORMATS,
+    ExportFormat,
+    Format,
+    read_ledger,
+    write_ledger,
+)
+from trialbook.ledger.store import (
     LedgerStore,
     Prepared,
     RunRecord,
@@ -11,24 +27,27 @@ from trialbook.ledger._store import (
     now,
     prepare,
 )
-from trialbook.ledger._table import Ledger, TaskGroups, per_task
-from trialbook.ledger._write import ExportFormat, write_ledger
 
 __all__ = [
+    "EXPORT_FORMATS",
     "FIELDS",
+    "FORMATS",
     "REQUIRED",
     "STATUSES",
     "ExportFormat",
     "Field",
+    "Format",
     "Ledger",
     "LedgerStore",
     "Prepared",
     "RunRecord",
     "RunStatus",
     "TaskGroups",
+    "TaskTable",
     "import_files",
     "ledger_from_rows",
     "ledger_rows",
+    "ledger_tuples",
     "now",
     "per_task",
     "prepare",

@@ -1,6 +1,6 @@
-"""The ledger's fields: one row per attempt (BRIEF "The ledger"). This table is the contract.
+"""The ledger's fields: one row per attempt (docs/ledger.md, "Fields"). This table is the contract.
 
-Nine fields are required in every row (seed 004); the rest are recorded when known, and an absent or
+Nine fields are required in every row; the rest are recorded when known, and an absent or
 null value means "not recorded", never zero.
 """
 

@@ -1,23 +1,27 @@
-"""The in-memory ledger: columns of typed arrays, validated against every rule of BRIEF "The ledger"."""
+"""The in-memory ledger: columns of typed arrays, and the questions the rest of trialbook asks of it.
+
+Nothing outside ``trialbook.ledger`` needs to know how a ledger is encoded (text as codes into
+labels, -1 or NaN for "not recorded"): it asks :class:`Ledger` (``run``, ``where``, ``column``,
+``has_status``, ``distinct``, ``first``, ``recorded``, ``tasks``) and gets plain arrays and values.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from trialbook.errors import Problem
-from trialbook.ledger._fields import FIELDS, STATUSES
+from trialbook.errors import ArgumentError
+from trialbook.ledger._fields import FIELD_BY_NAME, STATUSES
 
 __all__ = [
     "DTYPE",
     "Ledger",
     "TaskGroups",
-    "check_rules",
+    "TaskTable",
     "factorize",
     "per_task",
     "unrecorded",
@@ -35,6 +39,9 @@ class Ledger:
     cost a million small integers, not a million Python strings. Required numbers and flags are int64,
     float64 or bool arrays; optional numbers and flags are float64 arrays in which NaN means "not
     recorded" (a NaN in the input itself is rejected, so the two cannot be confused).
+
+    ``values``, ``codes`` and ``labels`` are the encoding; outside ``trialbook.ledger`` use the
+    query methods instead (the attributes stay readable while the callers move over).
     """
 
     source: str
@@ -46,15 +53,12 @@ class Ledger:
     codes: Mapping[str, NDArray[np.int64]]
     """Text and timestamp fields, as indices into ``labels``."""
     labels: Mapping[str, tuple[str, ...]] = field(repr=False)
-    """The distinct values of each text field."""
+    """The values each text field may take (a subset keeps the labels of the whole ledger)."""
 
     def __len__(self) -> int:
         return int(self.lines.size)
 
-    def text(self, name: str) -> NDArray[np.object_]:
-        """A text field as an object array (None = not recorded). Materialises strings: use sparingly."""
-        table = np.array([*self.labels[name], None], dtype=object)
-        return table[self.codes[name]]  # code -1 picks the trailing None
+    # ------------------------------------------------------------------ choosing rows
 
     def subset(self, index: NDArray[np.int64] | NDArray[np.bool_]) -> Ledger:
         """The rows at ``index`` (positions or a mask), labels kept."""
@@ -68,6 +72,20 @@ class Ledger:
             labels=self.labels,
         )
 
+    def where(self, mask: NDArray[np.bool_]) -> Ledger:
+        """The rows where ``mask`` (one bool per row) is true, in their order.
+
+        Returns this ledger itself when every row is kept (no copy).
+        """
+        mask = np.asarray(mask)
+        if mask.dtype != np.bool_ or mask.shape != (len(self),):
+            raise ArgumentError(
+                f"mask must be {len(self)} booleans, one per row, got dtype {mask.dtype} "
+                f"and shape {mask.shape}",
+                argument="mask",
+            )
+        return self.subset(mask)
+
     @property
     def run_ids(self) -> tuple[str, ...]:
         """Runs in order of first appearance."""
@@ -76,49 +94,192 @@ class Ledger:
         ordered = codes[np.sort(first)]
         return tuple(self.labels["run_id"][c] for c in ordered if c >= 0)
 
+    def run(self, run_id: str) -> Ledger:
+        """The rows of one run.
 
-@dataclass(frozen=True)
-class TaskGroups:
-    """The rows of a ledger grouped by task: what every per-task statistic starts from."""
+        Raises :class:`ArgumentError` (``argument="run"``) naming the runs present when the ledger
+        holds no row of ``run_id``.
+        """
+        return self.where(self._run_mask(run_id))
 
-    labels: list[str]
-    """Task ids, in code order."""
+    def runs(self, run_ids: Sequence[str]) -> Ledger:
+        """The rows of several runs, run by run in the order given (each run's rows in their order).
+
+        Raises :class:`ArgumentError` (``argument="run"``) for a run the ledger does not hold.
+        """
+        masks = [self._run_mask(r) for r in run_ids]
+        if len(masks) == 1:
+            return self.where(masks[0])
+        index = np.concatenate([np.flatnonzero(m) for m in masks]) if masks else np.arange(0)
+        return self.subset(index.astype(np.int64))
+
+    def _run_mask(self, run_id: str) -> NDArray[np.bool_]:
+        labels = self.labels["run_id"]
+        present = self.run_ids
+        if run_id not in present:
+            known = ", ".join(repr(r) for r in present)
+            raise ArgumentError(
+                f"run {run_id!r} is not in {self.source} (runs: {known})", argument="run"
+            )
+        mask: NDArray[np.bool_] = self.codes["run_id"] == labels.index(run_id)
+        return mask
+
+    # ------------------------------------------------------------------ reading fields
+
+    def column(self, name: str) -> NDArray[Any]:
+        """One field for every row.
+
+        Required numbers and flags come as their int64, float64 or bool arrays; optional ones as
+        float64 with NaN where the row did not record the field; text and timestamps as an object
+        array of str with None where not recorded (materialises strings: use sparingly).
+        """
+        if name in self.values:
+            return self.values[name]
+        return self.text(self._field(name))
+
+    def text(self, name: str) -> NDArray[np.object_]:
+        """A text field as an object array (None = not recorded). Materialises strings: use sparingly."""
+        table = np.array([*self.labels[name], None], dtype=object)
+        return table[self.codes[name]]  # code -1 picks the trailing None
+
+    def has_status(self, status: str) -> NDArray[np.bool_]:
+        """Per row, whether its recorded ``status`` is ``status`` (False where none is recorded)."""
+        if status not in STATUSES:
+            raise ArgumentError(
+                f"status must be one of {', '.join(STATUSES)}, got {status!r}", argument="status"
+            )
+        labels = self.labels["status"]
+        if status not in labels:
+            return np.zeros(len(self), dtype=bool)
+        mask: NDArray[np.bool_] = self.codes["status"] == labels.index(status)
+        return mask
+
+    def distinct(self, name: str) -> tuple[str, ...]:
+        """The recorded values of a text field, each once, in order of first appearance."""
+        codes = self.codes[self._field(name, text=True)]
+        present, first = np.unique(codes, return_index=True)
+        ordered = present[np.argsort(first)]
+        labels = self.labels[name]
+        return tuple(labels[c] for c in ordered.tolist() if c >= 0)
+
+    def first(self, name: str) -> str | float | None:
+        """The field's value on the first row (a number as float), None when it is not recorded
+        there or the ledger is empty."""
+        self._field(name)
+        if len(self) == 0:
+            return None
+        if name in self.values:
+            value = float(self.values[name][0])
+            return None if value != value else value  # NaN: not recorded
+        code = int(self.codes[name][0])
+        return None if code < 0 else self.labels[name][code]
+
+    def recorded(self, name: str) -> bool:
+        """Whether any row records the field."""
+        self._field(name)
+        if name in self.values:
+            col = self.values[name]
+            return bool(col.size) and (col.dtype.kind != "f" or not np.isnan(col).all())
+        return bool((self.codes[name] >= 0).any())
+
+    def _field(self, name: str, *, text: bool = False) -> str:
+        """``name`` if it is a ledger field (a text field when ``text``), else ArgumentError."""
+        f = FIELD_BY_NAME.get(name)
+        if f is None:
+            raise ArgumentError(f"name must be a ledger field, got {name!r}", argument="name")
+        if text and f.kind not in ("str", "time"):
+            raise ArgumentError(
+                f"name must be a text field, got {name!r} ({f.kind})", argument="name"
+            )
+        return name
+
+    # ------------------------------------------------------------------ tasks
+
+    def tasks(self) -> TaskTable:
+        """The rows grouped by task: what every per-task statistic starts from.
+
+        Linear time, no sort: task codes are small integers (0 .. labels-1), so the tasks present are
+        a bincount away, and each task's lowest attempt_index a ``minimum.at`` away. Tasks come in
+        code order (first appearance in the file the ledger was read from).
+        """
+        all_labels = self.labels["task_id"]
+        codes = self.codes["task_id"]
+        present = np.bincount(codes, minlength=len(all_labels)) > 0
+        if present.all():
+            kept, task = np.arange(present.size), codes
+        else:  # a subset (one run of several, quarantine): number the tasks present 0..t-1
+            kept, task = np.flatnonzero(present), (np.cumsum(present) - 1)[codes]
+        t = kept.size
+        attempt = self.values["attempt_index"]
+        lowest = np.full(t, np.iinfo(np.int64).max)
+        np.minimum.at(lowest, task, attempt)
+        first = np.flatnonzero(attempt == lowest[task])
+        first_row = np.empty(t, dtype=np.intp)
+        first_row[task[first[::-1]]] = first[::-1]  # (task, attempt_index) is unique once validated
+        passed = self.values["passed"]
+        strata = self.labels["stratum"]
+        return TaskTable(
+            task_ids=tuple(all_labels[i] for i in kept.tolist()),
+            task=task,
+            attempts=np.bincount(task, minlength=t),
+            passes=np.bincount(task, weights=passed, minlength=t).astype(np.int64),
+            first_row=first_row,
+            first_passed=np.asarray(passed[first_row], dtype=bool),
+            stratum=tuple(
+                None if c < 0 else strata[c] for c in self.codes["stratum"][first_row].tolist()
+            ),
+            weight=np.asarray(self.values["weight"][first_row], dtype=np.float64),
+        )
+
+
+@dataclass(frozen=True, eq=False)  # arrays have no one truth value: compare fields, not tables
+class TaskTable:
+    """The rows of a ledger grouped by task (see :meth:`Ledger.tasks`)."""
+
+    task_ids: tuple[str, ...]
+    """The tasks present, in code order."""
     task: NDArray[np.intp]
-    """For each row, the position of its task in ``labels``."""
+    """For each row, the position of its task in ``task_ids``."""
     attempts: NDArray[np.int64]
     """n per task."""
     passes: NDArray[np.int64]
     """c per task."""
     first_row: NDArray[np.intp]
     """Per task, the row of its lowest attempt_index."""
+    first_passed: NDArray[np.bool_]
+    """Per task, whether its first attempt (lowest attempt_index) passed."""
+    stratum: tuple[str | None, ...]
+    """Per task, the stratum on its first row (None = not recorded)."""
+    weight: NDArray[np.float64]
+    """Per task, the weight on its first row (NaN = not declared)."""
+
+    @property
+    def labels(self) -> list[str]:
+        """``task_ids`` as a list (the older name)."""
+        return list(self.task_ids)
+
+    def __len__(self) -> int:
+        return len(self.task_ids)
+
+    def count(self, mask: NDArray[np.bool_]) -> NDArray[np.int64]:
+        """Per task, how many of its rows ``mask`` (one bool per row) marks, e.g. timeouts."""
+        mask = np.asarray(mask)
+        if mask.dtype != np.bool_ or mask.shape != self.task.shape:
+            raise ArgumentError(
+                f"mask must be {self.task.size} booleans, one per row, got dtype {mask.dtype} "
+                f"and shape {mask.shape}",
+                argument="mask",
+            )
+        return np.bincount(self.task[mask], minlength=len(self.task_ids)).astype(np.int64)
 
 
-def per_task(rows: Ledger) -> TaskGroups:
-    """Group rows by task: attempts, passes and the first attempt of each task.
+TaskGroups = TaskTable
+"""The older name of :class:`TaskTable`."""
 
-    Linear time, no sort: task codes are small integers (0 .. labels-1), so the tasks present are a
-    bincount away, and each task's lowest attempt_index a ``minimum.at`` away.
-    """
-    all_labels = rows.labels["task_id"]
-    present = np.bincount(rows.codes["task_id"], minlength=len(all_labels)) > 0
-    if present.all():
-        kept, task = np.arange(present.size), rows.codes["task_id"]
-    else:  # a subset (one run of several, quarantine): number the tasks present 0..t-1
-        kept, task = np.flatnonzero(present), (np.cumsum(present) - 1)[rows.codes["task_id"]]
-    t = kept.size
-    attempt = rows.values["attempt_index"]
-    lowest = np.full(t, np.iinfo(np.int64).max)
-    np.minimum.at(lowest, task, attempt)
-    first = np.flatnonzero(attempt == lowest[task])
-    first_row = np.empty(t, dtype=np.intp)
-    first_row[task[first[::-1]]] = first[::-1]  # (task, attempt_index) is unique once validated
-    return TaskGroups(
-        labels=[all_labels[i] for i in kept.tolist()],
-        task=task,
-        attempts=np.bincount(task, minlength=t),
-        passes=np.bincount(task, weights=rows.values["passed"], minlength=t).astype(np.int64),
-        first_row=first_row,
-    )
+
+def per_task(rows: Ledger) -> TaskTable:
+    """``rows.tasks()``: the rows grouped by task (the older spelling)."""
+    return rows.tasks()
 
 
 def unrecorded(rows: int, fill: float) -> NDArray[Any]:
@@ -136,218 +297,3 @@ def factorize(items: Sequence[str | None]) -> tuple[NDArray[np.int64], tuple[str
     code: dict[str | None, int] = {s: i for i, s in enumerate(labels)}
     code[None] = -1
     return np.fromiter(map(code.__getitem__, items), dtype=np.int64, count=len(items)), labels
-
-
-def _first_of_group(group: NDArray[np.int64]) -> NDArray[np.int64]:
-    """For each row, the position of the first row of its group."""
-    _, first, inverse = np.unique(group, return_index=True, return_inverse=True)
-    result: NDArray[np.int64] = first[inverse]
-    return result
-
-
-def _repeats(key: NDArray[np.int64]) -> bool:
-    """Whether any value occurs twice (a bincount when the keys are dense enough, else a sort)."""
-    if key.size < 2:
-        return False
-    if int(key.max()) < 8 * key.size + 1024:
-        return bool(np.bincount(key).max() > 1)
-    ordered = np.sort(key)
-    return bool((ordered[1:] == ordered[:-1]).any())
-
-
-def _group_key(*parts: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Combine non-negative integer columns into one int64 key per row."""
-    key = np.zeros(parts[0].size, dtype=np.int64)
-    for part in parts:
-        span = int(part.max()) + 2 if part.size else 1
-        key = key * span + (part + 1)
-    return key
-
-
-def check_rules(ledger: Ledger) -> list[Problem]:
-    """Every table-level rule of BRIEF "The ledger"; one Problem per offending row.
-
-    Row-level type errors are found by the readers; this assumes well-typed columns and checks ranges,
-    timestamps, statuses, contradictions, budgets, uniqueness and per-run identity.
-    """
-    src, lines = ledger.source, ledger.lines
-    if len(ledger) == 0:
-        return [Problem(0, "the ledger holds no attempts", src)]
-    problems: list[Problem] = []
-    task_codes = ledger.codes["task_id"]
-    task_labels = ledger.labels["task_id"]
-
-    def add(mask: NDArray[np.bool_], text: str | Callable[..., str]) -> None:
-        if not mask.any():  # the common case: one cheap test instead of an index array
-            return
-        for i in np.flatnonzero(mask).tolist():
-            message = text(i) if callable(text) else text
-            problems.append(
-                Problem(int(lines[i]), f"task {task_labels[task_codes[i]]!r}: {message}", src)
-            )
-
-    for f in FIELDS:
-        if f.kind == "float":
-            col = ledger.values[f.name]
-            name = f.name
-            add(
-                np.isinf(col),
-                lambda i, n=name, c=col: f"field {n!r}: must be a finite number, got {c[i]}",
-            )
-        if f.kind not in ("int", "float") or (f.low is None and f.high is None):
-            continue
-        col = np.asarray(ledger.values[f.name], dtype=np.float64)  # no copy of a float column
-        known = np.isfinite(col)
-        bad = np.zeros(col.size, dtype=bool)
-        rule = ""
-        if f.low is not None:
-            bad |= known & ((col <= f.low) if f.low_open else (col < f.low))
-            rule = f"> {f.low:g}" if f.low_open else f">= {f.low:g}"
-        if f.high is not None:
-            bad |= known & (col > f.high)
-            rule = f"in {f.low:g}..{f.high:g}" if f.low is not None else f"<= {f.high:g}"
-        name = f.name
-        add(
-            bad,
-            lambda i, n=name, r=rule, c=col: f"field {n!r}: must be {r}, got {c[i]:g}",
-        )
-
-    empty = [j for j, label in enumerate(task_labels) if not label.strip()]
-    for i in np.flatnonzero(np.isin(task_codes, empty)).tolist():
-        problems.append(Problem(int(lines[i]), "field 'task_id': must not be empty", src))
-
-    passed = ledger.values["passed"]
-    timed_out = ledger.values["timed_out"]
-    add(passed & timed_out, "contradiction: 'timed_out' and 'passed' are both true")
-    attempt, budget = ledger.values["attempt_index"], ledger.values["k_budget"]
-    add(
-        attempt >= budget,
-        lambda i: f"field 'attempt_index': {attempt[i]} is not below k_budget {budget[i]}",
-    )
-
-    status_codes, status_labels = ledger.codes["status"], ledger.labels["status"]
-    bad_labels = [j for j, s in enumerate(status_labels) if s not in STATUSES]
-    if bad_labels:
-        add(
-            np.isin(status_codes, bad_labels),
-            lambda i: (
-                f"field 'status': must be one of {', '.join(STATUSES)}, "
-                f"got {status_labels[status_codes[i]]!r}"
-            ),
-        )
-    label_code = {s: j for j, s in enumerate(status_labels)}
-    known_status = (status_codes >= 0) & ~np.isin(status_codes, bad_labels)
-    for flag, name, text in ((passed, "passed", "passed"), (timed_out, "timed_out", "timed_out")):
-        code = label_code.get(text, -2)
-        add(
-            known_status & (flag != (status_codes == code)),
-            lambda i, n=name: (
-                f"contradiction: field {n!r} is {str(bool(ledger.values[n][i])).lower()} "
-                f"but 'status' is {status_labels[status_codes[i]]!r}"
-            ),
-        )
-
-    for name in ("started_at", "finished_at"):
-        labels = ledger.labels[name]
-        wrong: dict[int, str] = {}
-        for j, text in enumerate(labels):
-            try:
-                stamp = datetime.fromisoformat(text)
-            except ValueError:
-                wrong[j] = f"field {name!r}: not an ISO 8601 timestamp: {text!r}"
-                continue
-            if stamp.tzinfo is None:
-                wrong[j] = f"field {name!r}: timestamp {text!r} has no UTC offset"
-        if wrong:
-            codes = ledger.codes[name]
-            add(
-                np.isin(codes, list(wrong)),
-                lambda i, c=codes, w=wrong: w[int(c[i])],
-            )
-
-    problems.extend(_check_runs(ledger))
-    return problems
-
-
-def _check_runs(ledger: Ledger) -> list[Problem]:
-    src, lines = ledger.source, ledger.lines
-    problems: list[Problem] = []
-    run = ledger.codes["run_id"]
-    task = ledger.codes["task_id"]
-    task_labels = ledger.labels["task_id"]
-    run_labels = ledger.labels["run_id"]
-    if (run < 0).any() and (run >= 0).any():
-        for i in np.flatnonzero(run < 0)[:50].tolist():
-            problems.append(
-                Problem(
-                    int(lines[i]), "field 'run_id': missing while other rows name their run", src
-                )
-            )
-        return problems
-
-    if run.size == 1:
-        return problems  # one row cannot vary within its run or repeat an attempt
-
-    def describe(i: int) -> str:
-        where = f"run {run_labels[run[i]]!r}, " if run[i] >= 0 else ""
-        return f"{where}task {task_labels[task[i]]!r}"
-
-    def constant_within(group: NDArray[np.int64], name: str, scope: str) -> None:
-        col0 = ledger.values[name] if name in ledger.values else ledger.codes[name]
-        if col0.dtype.kind == "f" and np.isnan(col0).all():
-            return
-        if (col0 == col0[0]).all():
-            return  # constant over the whole ledger: constant within every group (no sort needed)
-        first = _first_of_group(group)
-        if name in ledger.values:
-            col = ledger.values[name]
-            same = col == col[first]
-            if col.dtype.kind == "f":
-                same |= np.isnan(col) & np.isnan(col[first])
-
-            def show(i: int) -> str:
-                return (
-                    f"{col[i]:g}" if col.dtype.kind == "f" and not np.isnan(col[i]) else str(col[i])
-                )
-        else:
-            col = ledger.codes[name]
-            same = col == col[first]
-            labels = ledger.labels[name]
-
-            def show(i: int) -> str:
-                return repr(labels[col[i]]) if col[i] >= 0 else "null"
-
-        for i in np.flatnonzero(~same)[:50].tolist():
-            j = int(first[i])
-            problems.append(
-                Problem(
-                    int(lines[i]),
-                    f"{describe(i)}: field {name!r}: {show(i)} differs from {show(j)} on line "
-                    f"{int(lines[j])} ({name} must not vary within a {scope})",
-                    src,
-                )
-            )
-
-    run_group = np.maximum(run, 0)
-    constant_within(run_group, "k_budget", "run")
-    constant_within(run_group, "system", "run")
-    constant_within(run_group, "dataset_id", "run")
-    run_task = _group_key(run_group, task)
-    constant_within(run_task, "weight", "task of a run")
-    constant_within(run_task, "stratum", "task of a run")
-
-    key = _group_key(run_group, task, ledger.values["attempt_index"].astype(np.int64))
-    if not _repeats(key):
-        return problems
-    first = _first_of_group(key)
-    for i in np.flatnonzero(first != np.arange(key.size)).tolist():
-        j = int(first[i])
-        problems.append(
-            Problem(
-                int(lines[i]),
-                f"{describe(i)}: attempt_index {int(ledger.values['attempt_index'][i])} duplicates line "
-                f"{int(lines[j])} ((run_id, task_id, attempt_index) must be unique)",
-                src,
-            )
-        )
-    return problems

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import base_row
 from trialbook.errors import LedgerError
-from trialbook.ledger import _read as reader
 from trialbook.ledger import read_ledger
+from trialbook.ledger.formats import _jsonl as reader
 
 _ROWS = [
     base_row("t1", 0, passed=True, cost=0.5, started_at="2026-11-30T10:00:00+00:00"),
@@ -95,10 +95,10 @@ def test_a_line_that_is_not_an_object_never_reaches_arrow(tmp_path: Path, text: 
     path.write_text(text)
     code = (
         "import sys\n"
-        "from trialbook.ledger import _read as reader\n"
+        "from trialbook.ledger import read_ledger\nfrom trialbook.ledger.formats import _jsonl as reader\n"
         "from trialbook.errors import LedgerError\n"
         "reader.NATIVE = False\n"
-        "try:\n    reader.read_ledger(sys.argv[1])\n"
+        "try:\n    read_ledger(sys.argv[1])\n"
         "except LedgerError as err:\n    print(err.details[0].line, err.details[0].message)\n"
     )
     out = subprocess.run(

@@ -579,10 +579,10 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "_jsonl",
+    .m_name = "_cjsonl",
     .m_doc = "A strict one-pass reader for flat JSONL ledgers.",
     .m_size = -1,
     .m_methods = methods,
 };
 
-PyMODINIT_FUNC PyInit__jsonl(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__cjsonl(void) { return PyModule_Create(&module); }

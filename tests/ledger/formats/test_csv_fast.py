@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from tests.ledger._compare import identical
 from trialbook.errors import LedgerError
 from trialbook.ledger import FIELDS, read_ledger
-from trialbook.ledger._read import _from_rows, _read_csv_fast, _rows_csv
+from trialbook.ledger._rows import from_rows as _from_rows
+from trialbook.ledger.formats._csv import _read_csv_fast, _rows_csv
 
 REQUIRED = [f.name for f in FIELDS if f.required]
 

@@ -1,4 +1,4 @@
-"""The SQLite ledger store: embedded, transactional, append-only (BRIEF "The ledger", seed 004).
+"""The SQLite ledger store: embedded, transactional, append-only (docs/ledger.md, "The SQLite store").
 
 One file holds many runs. Every table is append-only: triggers abort any UPDATE or DELETE, and this
 module has no code path that issues one. A run's progress (started, resumed, finished, interrupted)
@@ -16,10 +16,9 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
-from datetime import UTC, datetime
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -27,90 +26,23 @@ import numpy as np
 
 from trialbook.errors import LedgerError, Problem
 from trialbook.ledger._fields import FIELDS
-from trialbook.ledger._read import ledger_from_rows, ledger_tuples
-from trialbook.ledger._schema import MIGRATIONS, SCHEMA_VERSION
-from trialbook.ledger._table import DTYPE, Ledger, check_rules, factorize, unrecorded
+from trialbook.ledger._rows import ledger_from_rows, ledger_tuples
+from trialbook.ledger._rules import check_rules
+from trialbook.ledger._table import DTYPE, Ledger, factorize, unrecorded
+from trialbook.ledger.store._records import (
+    RUN_EVENTS,
+    RunRecord,
+    RunStatus,
+    now,
+    record_from_rows,
+    run_values,
+)
+from trialbook.ledger.store._schema import MIGRATIONS, SCHEMA_VERSION, statements
+from trialbook.ledger.store._writer import COLUMNS, INSERT, Prepared
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "LedgerStore",
-    "Prepared",
-    "RunRecord",
-    "RunStatus",
-    "import_files",
-    "now",
-    "prepare",
-    "read_store",
-]
+__all__ = ["BUSY_TIMEOUT_MS", "LedgerStore", "import_files", "read_store"]
 
 BUSY_TIMEOUT_MS = 60_000
-RUN_EVENTS = ("started", "resumed", "finished", "interrupted")
-
-
-_ATTEMPT_COLUMNS = [f for f in FIELDS if f.name != "run_id"]
-_COLUMNS = ["run_id", *(f.name for f in _ATTEMPT_COLUMNS)]
-_QUOTED = ", ".join(f'"{c}"' for c in _COLUMNS)
-_INSERT = f"INSERT INTO attempts ({_QUOTED}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
-
-
-def insert_params(ledger: Ledger) -> list[tuple[object, ...]]:
-    """The rows of a validated ledger as SQL parameters, in the attempts table's column order."""
-    return list(ledger_tuples(ledger, _COLUMNS))
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """Validated rows, converted for the store ahead of time (by a worker, off the writer's path)."""
-
-    ledger: Ledger
-    params: list[tuple[object, ...]]
-
-
-def prepare(rows: Sequence[Mapping[str, object]], source: str) -> Prepared:
-    """Validate rows (every rule of a ledger file) and convert them for :meth:`LedgerStore.write`.
-    Pure: any thread may call it. Raises :class:`LedgerError`."""
-    ledger = ledger_from_rows(rows, source)
-    return Prepared(ledger, insert_params(ledger))
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    """What is pinned about a run before its first attempt (seed 004), plus how it came to be."""
-
-    run_id: str
-    system: str | None = None
-    dataset_id: str | None = None
-    suite_path: str | None = None
-    k_budget: int | None = None
-    timeout_s: float | None = None
-    temperature: float | None = None
-    seeds: tuple[int, ...] | None = None
-    model_version: str | None = None
-    grader_version: str | None = None
-    harness_version: str | None = None
-    sandbox: str | None = None
-    started_at: str = ""
-    rerun_reason: str | None = None
-    """Why this run repeats an earlier one (a deliberate re-run is a new run, never an overwrite)."""
-    origin: str | None = None
-    """``trialbook run``, or ``import FILE``."""
-
-
-@dataclass(frozen=True)
-class RunStatus:
-    """A run as its events describe it."""
-
-    record: RunRecord
-    status: str
-    """The latest event: started, resumed, finished or interrupted."""
-    finished_at: str | None
-    attempts: int
-    starts: int
-
-
-def now() -> str:
-    """The current time as ISO 8601 with a UTC offset (the ledger's time format)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
@@ -134,6 +66,8 @@ class LedgerStore:
         self.path = Path(path)
         if readonly and not self.path.is_file():
             raise LedgerError([Problem(0, "no such file", str(self.path))])
+        self._runs_seen: set[str] = set()
+        self._budgets: dict[str, int] = {}
         try:
             self._conn = _connect(self.path, readonly)
             version = self._version()
@@ -155,8 +89,6 @@ class LedgerStore:
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._migrate()
             self.readonly = readonly
-            self._runs_seen: set[str] = set()
-            self._budgets: dict[str, int] = {}
         except sqlite3.DatabaseError as exc:
             raise LedgerError(
                 [Problem(0, f"not a usable SQLite ledger: {exc}", str(self.path))]
@@ -175,7 +107,7 @@ class LedgerStore:
             for number, description, sql in MIGRATIONS:
                 if number <= version:
                     continue
-                for statement in _statements(sql):
+                for statement in statements(sql):
                     self._conn.execute(statement)
                 self._conn.execute(
                     "INSERT INTO migrations (version, description, applied_at) VALUES (?, ?, ?)",
@@ -207,6 +139,9 @@ class LedgerStore:
             yield self._conn
         except BaseException:
             self._conn.execute("ROLLBACK")
+            # what this transaction taught the caches (a run it created, its budget) is undone too
+            self._runs_seen.clear()
+            self._budgets.clear()
             raise
         else:
             self._conn.execute("COMMIT")
@@ -214,7 +149,7 @@ class LedgerStore:
     def create_run(self, run: RunRecord) -> None:
         """Record a new run and its 'started' event. A run id that exists is an error: a deliberate
         re-run is a new run with a reason, never a reuse."""
-        values = _run_values(run)
+        values = run_values(run)
         names = ", ".join(values)
         marks = ", ".join("?" for _ in values)
         try:
@@ -307,8 +242,8 @@ class LedgerStore:
                     Problem(0, f"run {run!r} is not in the ledger: create it first", source)
                 )
                 continue
-            record = _record_from_rows(incoming, run, origin)
-            values = _run_values(record)
+            record = record_from_rows(incoming, run, origin)
+            values = run_values(record)
             conn.execute(
                 f"INSERT INTO runs ({', '.join(values)}) VALUES ({', '.join('?' for _ in values)})",
                 list(values.values()),
@@ -324,7 +259,7 @@ class LedgerStore:
             raise LedgerError(problems)
         conn.execute("SAVEPOINT rows")
         try:
-            conn.executemany(_INSERT, ledger_tuples(incoming, _COLUMNS))
+            conn.executemany(INSERT, ledger_tuples(incoming, COLUMNS) if params is None else params)
         except sqlite3.IntegrityError as exc:
             # The unique (run_id, task_id, attempt_index) refused a row. Undo the rows of this batch
             # that went in before it, then name every row that collides with a stored one.
@@ -525,43 +460,6 @@ def read_store(path: Path, run_id: str | None = None) -> Ledger:
             raise LedgerError([Problem(0, f"cannot read the ledger: {exc}", str(path))]) from None
 
 
-def _run_values(run: RunRecord) -> dict[str, object]:
-    values = {f.name: getattr(run, f.name) for f in fields(RunRecord)}
-    values["seeds"] = None if run.seeds is None else json.dumps(list(run.seeds))
-    values["started_at"] = run.started_at or now()
-    return values
-
-
-def _record_from_rows(ledger: Ledger, run: str, origin: str) -> RunRecord:
-    """A run record for imported rows: each field the run's rows agree on, else unknown."""
-    rows = ledger.subset(ledger.codes["run_id"] == ledger.labels["run_id"].index(run))
-
-    def agreed_text(name: str) -> str | None:
-        codes = np.unique(rows.codes[name])
-        return rows.labels[name][int(codes[0])] if codes.size == 1 and codes[0] >= 0 else None
-
-    def agreed_number(name: str) -> float | None:
-        col = np.unique(rows.values[name])
-        return float(col[0]) if col.size == 1 and not math.isnan(col[0]) else None
-
-    k = agreed_number("k_budget")
-    started = [s for s in rows.text("started_at").tolist() if s is not None]
-    return RunRecord(
-        run_id=run,
-        system=agreed_text("system"),
-        dataset_id=agreed_text("dataset_id"),
-        k_budget=None if k is None else int(k),
-        timeout_s=agreed_number("timeout_s"),
-        temperature=agreed_number("temperature"),
-        model_version=agreed_text("model_version"),
-        grader_version=agreed_text("grader_version"),
-        harness_version=agreed_text("harness_version"),
-        sandbox=agreed_text("sandbox"),
-        started_at=min(started) if started else now(),
-        origin=origin,
-    )
-
-
 def import_files(path: Path, ledgers: Sequence[Ledger]) -> int:
     """Append validated ledgers to the store at ``path`` in one transaction.
 
@@ -577,16 +475,3 @@ def import_files(path: Path, ledgers: Sequence[Ledger]) -> int:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(str(path) + suffix).unlink(missing_ok=True)
         raise
-
-
-def _statements(script: str) -> Iterable[str]:
-    """Split a migration script into statements (triggers keep their inner semicolons)."""
-    buffer = ""
-    for line in script.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            if buffer.strip():
-                yield buffer.strip()
-            buffer = ""
-    if buffer.strip():
-        raise ValueError(f"incomplete SQL statement in a migration: {buffer.strip()[:60]}")

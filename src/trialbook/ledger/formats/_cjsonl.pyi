@@ -1,4 +1,4 @@
-"""Types of the C reader (``_jsonl.c``)."""
+"""Types of the C reader (``_cjsonl.c``)."""
 
 from typing import Any
 

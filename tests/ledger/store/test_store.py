@@ -21,8 +21,7 @@ from click.testing import CliRunner
 from tests.conftest import ROOT, base_row, write_jsonl
 from trialbook.cli import main
 from trialbook.ledger import FIELDS, ledger_rows, read_ledger
-from trialbook.ledger._schema import SCHEMA_VERSION
-from trialbook.ledger._store import LedgerStore, RunRecord
+from trialbook.ledger.store import SCHEMA_VERSION, LedgerStore, RunRecord
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -320,7 +319,7 @@ def test_four_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
 KILLED_WRITER = textwrap.dedent(
     """
     import sys
-    from trialbook.ledger._store import LedgerStore
+    from trialbook.ledger.store import LedgerStore
     from tests.conftest import base_row
     store = LedgerStore(sys.argv[1])
     conn = store._conn

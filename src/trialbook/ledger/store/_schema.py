@@ -10,9 +10,12 @@ Every table is append-only: its triggers abort any UPDATE or DELETE.
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+import sqlite3
+from collections.abc import Iterable
 
-# Schema 1: runs and attempts (every field of BRIEF "The ledger", typed by CHECK constraints, so the
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "statements"]
+
+# Schema 1: runs and attempts (every field of the ledger, typed by CHECK constraints, so the
 # file stays sound whatever writes to it).
 _V1 = """
 CREATE TABLE migrations (
@@ -143,3 +146,16 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (3, "run_summary view", _V3),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def statements(script: str) -> Iterable[str]:
+    """Split a migration script into statements (triggers keep their inner semicolons)."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                yield buffer.strip()
+            buffer = ""
+    if buffer.strip():
+        raise ValueError(f"incomplete SQL statement in a migration: {buffer.strip()[:60]}")

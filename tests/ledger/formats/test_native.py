@@ -1,4 +1,4 @@
-"""The C reader (``_jsonl.c``) against the precise reader: it may decline anything, but whatever it
+"""The C reader (``_cjsonl.c``) against the precise reader: it may decline anything, but whatever it
 accepts it must read exactly as the precise path does, bit for bit; and it must accept the plain
 ledgers it exists for."""
 
@@ -23,8 +23,9 @@ from tests.conftest import base_row, write_jsonl
 from tests.ledger._compare import bits, identical
 from trialbook.errors import LedgerError
 from trialbook.ledger import FIELDS, read_ledger
-from trialbook.ledger import _read as reader
-from trialbook.ledger._read import _from_rows, _read_jsonl_native, _rows_jsonl
+from trialbook.ledger._rows import from_rows as _from_rows
+from trialbook.ledger.formats import _jsonl as reader
+from trialbook.ledger.formats._jsonl import _read_jsonl_native, _rows_jsonl
 
 if not reader.NATIVE:
     if os.environ.get("CI"):
@@ -33,7 +34,7 @@ if not reader.NATIVE:
         "the C reader is not built here (no C compiler at install)", allow_module_level=True
     )
 
-from trialbook.ledger import _jsonl
+from trialbook.ledger.formats import _cjsonl as _jsonl
 
 FUZZ = settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -401,8 +402,8 @@ def test_no_read_past_the_end_of_the_data() -> None:
         f"""
         import ctypes, mmap
         import numpy as np
-        from trialbook.ledger import _jsonl
-        from trialbook.ledger._read import _NAMES, _KINDS
+        from trialbook.ledger.formats import _cjsonl as _jsonl
+        from trialbook.ledger.formats._jsonl import _NAMES, _KINDS
         libc = ctypes.CDLL(None, use_errno=True)
         libc.mmap.restype = ctypes.c_void_p
         libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
@@ -432,3 +433,28 @@ def test_no_read_past_the_end_of_the_data() -> None:
     )
     assert out.returncode == 0, f"exit {out.returncode}: {out.stderr[-2000:]}"
     assert out.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("literal", ["1.", "01", "1e", "-", ".5", "1.e5", "+1", "1.E+5", "-.5"])
+@pytest.mark.parametrize("name", ["elapsed_s", "cost", "seed"])
+def test_number_literals_json_refuses_are_declined(tmp_path: Path, name: str, literal: str) -> None:
+    # a digit must follow '.', and no leading zero, '+' or bare '-': the C reader must not read
+    # these where the precise reader (the json module) refuses them
+    row = base_row("a", 0, passed=True, **{name: 12345})
+    line = json.dumps(row).replace("12345", literal)
+    path = tmp_path / "n.jsonl"
+    path.write_text(json.dumps(base_row("b", 0, passed=False)) + "\n" + line + "\n")
+    assert _precise(path) is None
+    assert _native(path) is None
+
+
+@pytest.mark.parametrize("literal", ["1.0", "1.5e5", "0", "-0", "0.5", "1E2", "10", "2e-3"])
+@pytest.mark.parametrize("name", ["elapsed_s", "cost", "seed"])
+def test_number_literals_json_reads_are_read_alike(tmp_path: Path, name: str, literal: str) -> None:
+    row = base_row("a", 0, passed=True, **{name: 12345})
+    path = tmp_path / "n.jsonl"
+    path.write_text(json.dumps(row).replace("12345", literal) + "\n")
+    precise, native = _precise(path), _native(path)
+    assert (precise is None) == (native is None), literal
+    if precise is not None:
+        identical(native, precise)
