@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from trialbook.analysis._options import IntervalOptions
 from trialbook.errors import ArgumentError, TrialbookError
-from trialbook.ledger import Ledger, per_task, read_ledger
+from trialbook.ledger import Ledger, read_ledger
 from trialbook.stats import (
     McNemarResult,
     PairedDifference,
@@ -160,7 +160,7 @@ def _pick_run(ledger: Ledger, run: str | None, spec: str) -> str:
 @dataclass(frozen=True)
 class _Run:
     run_id: str
-    labels: list[str]
+    task_ids: list[str]
     n: NDArray[np.int64]
     c: NDArray[np.int64]
     first: NDArray[np.bool_]
@@ -173,39 +173,38 @@ def _load(spec: str) -> _Run:
     path, run = _split_spec(spec)
     ledger = read_ledger(path)
     run_id = _pick_run(ledger, run, spec)
-    code = ledger.labels["run_id"].index(run_id)
-    rows = ledger.subset((ledger.codes["run_id"] == code) & ~ledger.values["oracle_leak"])
+    run_rows = ledger.run(run_id)
+    rows = run_rows.where(~run_rows.column("oracle_leak"))
     if len(rows) == 0:
         raise TrialbookError(f"{spec}: no attempts to compare after quarantine")
-    groups = per_task(rows)
-    first_row = groups.first_row
-    strata_codes = rows.codes["stratum"][first_row]
-    meta: dict[str, set[str]] = {}
-    for name in (
-        "system",
-        "dataset_id",
-        "model_version",
-        "grader_version",
-        "harness_version",
-        "sandbox",
-    ):
-        meta[name] = {rows.labels[name][i] for i in np.unique(rows.codes[name]).tolist() if i >= 0}
+    groups = rows.tasks()
+    meta = {
+        name: set(rows.distinct(name))
+        for name in (
+            "system",
+            "dataset_id",
+            "model_version",
+            "grader_version",
+            "harness_version",
+            "sandbox",
+        )
+    }
     # runs of the same system on the same suite in this ledger, other than this one; a run that
     # records no system cannot be matched to others (unknown is not "the same")
     earlier = 0
-    system_code = int(rows.codes["system"][0])
-    if system_code >= 0:
-        same = (ledger.codes["system"] == system_code) & (
-            ledger.codes["dataset_id"] == rows.codes["dataset_id"][0]
+    system = rows.first("system")
+    if system is not None:
+        same = (ledger.column("system") == system) & (
+            ledger.column("dataset_id") == rows.first("dataset_id")
         )
-        earlier = len(set(np.unique(ledger.codes["run_id"][same]).tolist()) - {code})
+        earlier = len(set(ledger.where(same).run_ids) - {run_id})
     return _Run(
         run_id=run_id,
-        labels=groups.labels,
+        task_ids=list(groups.task_ids),
         n=groups.attempts,
         c=groups.passes,
-        first=rows.values["passed"][first_row].astype(bool),
-        strata=[rows.labels["stratum"][s] if s >= 0 else None for s in strata_codes.tolist()],
+        first=groups.first_passed,
+        strata=list(groups.stratum),
         meta=meta,
         earlier=earlier,
     )
@@ -266,13 +265,13 @@ def compare_runs(
         n0 = changed[0]
         warnings.append(f"{n0} differs ({sorted(a.meta[n0])} vs {sorted(b.meta[n0])})")
 
-    pos_b = {label: i for i, label in enumerate(b.labels)}
-    pairs = [(i, pos_b[label]) for i, label in enumerate(a.labels) if label in pos_b]
+    pos_b = {label: i for i, label in enumerate(b.task_ids)}
+    pairs = [(i, pos_b[label]) for i, label in enumerate(a.task_ids) if label in pos_b]
     if not pairs:
         raise ArgumentError("the runs share no task: nothing to compare")
     ia = np.array([p[0] for p in pairs], dtype=np.intp)
     ib = np.array([p[1] for p in pairs], dtype=np.intp)
-    dropped_a, dropped_b = len(a.labels) - len(pairs), len(b.labels) - len(pairs)
+    dropped_a, dropped_b = len(a.task_ids) - len(pairs), len(b.task_ids) - len(pairs)
     if dropped_a or dropped_b:
         warnings.append(
             f"{dropped_a} baseline-only and {dropped_b} candidate-only task(s) were not compared"
@@ -361,7 +360,7 @@ def compare_runs(
         system = next(iter(run.meta["system"]), None)
         dataset = next(iter(run.meta["dataset_id"]), None)
         return RunSide(
-            str(path), run.run_id, system, dataset, len(run.labels), estimate, run.earlier
+            str(path), run.run_id, system, dataset, len(run.task_ids), estimate, run.earlier
         )
 
     return Comparison(

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from trialbook.errors import ArgumentError
-from trialbook.ledger import per_task, read_ledger
+from trialbook.ledger import read_ledger
 from trialbook.stats import PlanResult, plan_design, variance_components
 
 __all__ = ["plan_from_options"]
@@ -36,22 +36,18 @@ def plan_from_options(
     source = None
     if pilot is not None:
         ledger = read_ledger(pilot)
-        run_codes = ledger.codes["run_id"]
         firsts: list[dict[str, bool]] = []
         comps = []
         rates = []
-        for code in np.unique(run_codes).tolist():
-            rows = ledger.subset((run_codes == code) & ~ledger.values["oracle_leak"])
-            groups = per_task(rows)
+        for run_id in ledger.run_ids or (None,):
+            rows = ledger if run_id is None else ledger.run(run_id)
+            groups = rows.where(~rows.column("oracle_leak")).tasks()
             n, c = groups.attempts, groups.passes
             rates.append(float((c / n).mean()))
             vc = variance_components(n, c)
             if vc is not None:
                 comps.append(vc)
-            first = groups.first_row
-            firsts.append(
-                dict(zip(groups.labels, rows.values["passed"][first].tolist(), strict=True))
-            )
+            firsts.append(dict(zip(groups.task_ids, groups.first_passed.tolist(), strict=True)))
         baseline = baseline if baseline is not None else float(np.mean(rates))
         if between_var is None and within_var is None:
             if not comps:

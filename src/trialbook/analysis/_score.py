@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from trialbook.analysis._options import IntervalOptions
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
-from trialbook.ledger import Ledger, per_task, read_ledger
+from trialbook.ledger import Ledger, read_ledger
 from trialbook.stats import (
     BootstrapResult,
     CostSummary,
@@ -236,21 +236,18 @@ def _short_tasks_error(
 
 def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     notes: list[str] = []
-    task_labels = ledger.labels["task_id"]
-    leak = ledger.values["oracle_leak"]
+    leak = ledger.column("oracle_leak")
+    leaked = ledger.where(leak)
     quarantined = tuple(
         sorted(
-            (task_labels[t], int(a))
-            for t, a in zip(
-                ledger.codes["task_id"][leak].tolist(),
-                ledger.values["attempt_index"][leak].tolist(),
+            zip(
+                leaked.column("task_id").tolist(),
+                leaked.column("attempt_index").tolist(),
                 strict=True,
             )
         )
     )
-    status_labels = ledger.labels["status"]
-    infra_code = status_labels.index("infra_error") if "infra_error" in status_labels else -2
-    infra = ledger.codes["status"] == infra_code
+    infra = ledger.has_status("infra_error")
     keep = ~leak
     infra_count = int((infra & keep).sum())
     if options.drop_infra_errors and infra_count:
@@ -258,30 +255,28 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         notes.append(f"{infra_count} infrastructure-error attempt(s) dropped from the denominator")
     if quarantined:
         notes.append(f"{len(quarantined)} attempt(s) quarantined for oracle leak: not scored")
-    rows = ledger.subset(keep)
+    rows = ledger.where(keep)
     if len(rows) == 0:
         raise TrialbookError(
             f"run {run_id!r}: no attempts left to score after quarantine and drops"
         )
 
-    groups = per_task(rows)
-    task, labels, n, c = groups.task, groups.labels, groups.attempts, groups.passes
-    t, first_row = n.size, groups.first_row
-    passed = rows.values["passed"]
-    attempt = rows.values["attempt_index"]
-    first_pass = passed[first_row].astype(np.float64)
-    timeouts = np.bincount(task, weights=rows.values["timed_out"], minlength=t).astype(np.int64)
-    infra_rows = rows.codes["status"] == infra_code
-    infra_per_task = np.bincount(task, weights=infra_rows, minlength=t).astype(np.int64)
-    weight_col = rows.values["weight"][first_row]
-    strata_codes = rows.codes["stratum"][first_row]
-    strata_labels = rows.labels["stratum"]
+    groups = rows.tasks()
+    task, labels, n, c = groups.task, groups.task_ids, groups.attempts, groups.passes
+    t = n.size
+    passed = rows.column("passed")
+    first_pass = groups.first_passed.astype(np.float64)
+    timeouts = groups.count(rows.column("timed_out"))
+    infra_rows = rows.has_status("infra_error")
+    infra_per_task = groups.count(infra_rows)
+    weight_col = groups.weight
+    strata_of_task = groups.stratum
 
     ks = options.ks if options.ks is not None else tuple(range(1, int(n.min()) + 1))
     for k in ks:
         if k > n.min():
             raise _short_tasks_error(k, labels, n, run_id)
-    budget = int(rows.values["k_budget"][0])
+    budget = int(rows.column("k_budget")[0])
     if (n < budget).any():
         notes.append(
             f"{int((n < budget).sum())} task(s) have fewer scored attempts than k_budget={budget}"
@@ -313,10 +308,12 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     metrics = {name: joint[name] for name in names}
 
     strata: list[StratumScore] = []
-    if (strata_codes >= 0).any():
-        for code in np.unique(strata_codes).tolist():
-            sel = strata_codes == code
-            name = strata_labels[code] if code >= 0 else "(none)"
+    if any(name is not None for name in strata_of_task):
+        # tasks without a stratum first, then the strata in order of first appearance
+        stratum_col = np.array([name or "(none)" for name in strata_of_task], dtype=object)
+        order = (["(none)"] if None in strata_of_task else []) + list(rows.distinct("stratum"))
+        for name in order:
+            sel = stratum_col == name
             stratum_metrics, _ = _metric_set(
                 values[sel], names, None if weights is None else weights[sel], options
             )
@@ -325,7 +322,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     task_scores = tuple(
         TaskScore(
             task_id=label,
-            stratum=strata_labels[sc] if sc >= 0 else None,
+            stratum=stratum,
             weight=None if np.isnan(wt) else wt,
             attempts=ni,
             passes=ci,
@@ -333,9 +330,9 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             timeouts=to,
             infra_errors=ie,
         )
-        for label, sc, wt, ni, ci, fp, to, ie in zip(
+        for label, stratum, wt, ni, ci, fp, to, ie in zip(
             labels,
-            strata_codes.tolist(),
+            strata_of_task,
             weight_col.tolist(),
             n.tolist(),
             c.tolist(),
@@ -347,25 +344,25 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     )
     effort = effort_summary(
         task_codes=task,
-        attempt_index=attempt,
+        attempt_index=rows.column("attempt_index"),
         passed=passed,
-        timed_out=rows.values["timed_out"],
+        timed_out=rows.column("timed_out"),
         infra_error=infra_rows,
-        helper_calls=rows.values["helper_calls"],
-        elapsed_s=rows.values["elapsed_s"],
-        cache_hit=rows.values["cache_hit"],
-        tool_calls=rows.values["tool_calls"],
+        helper_calls=rows.column("helper_calls"),
+        elapsed_s=rows.column("elapsed_s"),
+        cache_hit=rows.column("cache_hit"),
+        tool_calls=rows.column("tool_calls"),
     )
     cost = cost_summary(
-        cost=rows.values["cost"],
-        tokens_in=rows.values["tokens_in"],
-        tokens_out=rows.values["tokens_out"],
+        cost=rows.column("cost"),
+        tokens_in=rows.column("tokens_in"),
+        tokens_out=rows.column("tokens_out"),
         successful_tasks=int((c > 0).sum()),
     )
 
     def one(name: str) -> str | None:
-        code = int(rows.codes[name][0])
-        return rows.labels[name][code] if code >= 0 else None
+        value = rows.first(name)
+        return value if isinstance(value, str) else None
 
     return RunScore(
         run_id=run_id,
@@ -416,11 +413,7 @@ def score_ledger(
                 f"run {run!r} is not in {ledger.source} (runs: {known})", argument="run"
             )
         run_ids = (run,)
-    scores: list[RunScore] = []
-    run_codes = ledger.codes["run_id"]
-    for rid in run_ids:
-        code = ledger.labels["run_id"].index(rid)
-        scores.append(_score_run(ledger.subset(run_codes == code), rid, options))
+    scores = [_score_run(ledger.run(rid), rid, options) for rid in run_ids]
     return ScoreReport(source=ledger.source, runs=tuple(scores), across_runs=_across(scores))
 
 

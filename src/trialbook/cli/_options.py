@@ -64,8 +64,8 @@ def _as_flag(argument: str | None, line: str) -> str:
         return line
     for param in ctx.command.params:
         if param.name == argument and isinstance(param, click.Option):
-            flag = max(param.opts, key=len)
-            if line.startswith(f"{argument} "):
+            flag = param.opts[0]  # the spelling the command declares first (-o, --ci, --runs)
+            if line.startswith((f"{argument} ", f"{argument}:")):
                 return flag + line[len(argument) :]
             return f"{flag}: {line}"
     return line

@@ -64,7 +64,7 @@ def import_(fmt: str, files: tuple[Path, ...], ledger_path: Path, run_id: str | 
 
 @click.command()
 @click.argument("ledger", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--run", "run_id", help="Export only this run_id (default: every run).")
+@click.option("--run", "run", help="Export only this run_id (default: every run).")
 @format_option(
     "jsonl",
     "csv",
@@ -79,33 +79,18 @@ def import_(fmt: str, files: tuple[Path, ...], ledger_path: Path, run_id: str | 
     help="File to write (default: standard output). Written whole or not at all.",
 )
 @user_errors
-def export(ledger: Path, run_id: str | None, fmt: str, output: Path | None) -> None:
+def export(ledger: Path, run: str | None, fmt: str, output: Path | None) -> None:
     """Write a ledger (.db, .jsonl or .csv) as JSONL, CSV or Parquet."""
-    import os
-    import tempfile
-
-    from trialbook.ledger import read_ledger, write_ledger
+    from trialbook.ledger import read_ledger, write_ledger, write_ledger_file
 
     rows = read_ledger(ledger)
-    if run_id is not None:
-        if run_id not in rows.run_ids:
-            known = ", ".join(repr(r) for r in rows.run_ids)
-            fail([f"--run: no run {run_id!r} in {ledger} (runs: {known})"])
-        rows = rows.subset(rows.codes["run_id"] == rows.labels["run_id"].index(run_id))
+    if run is not None:
+        rows = rows.run(run)
     if output is None:
         if fmt == "parquet" and sys.stdout.isatty():
             fail(["--format parquet is binary: give -o FILE or redirect standard output"])
         write_ledger(rows, fmt, sys.stdout.buffer)  # type: ignore[arg-type]
         sys.stdout.buffer.flush()
         return
-    if not output.parent.is_dir():
-        fail([f"-o: no such folder {str(output.parent)!r}"])
-    fd, tmp = tempfile.mkstemp(dir=output.parent, suffix=".partial")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            count = write_ledger(rows, fmt, fh)  # type: ignore[arg-type]
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    count = write_ledger_file(rows, fmt, output)  # type: ignore[arg-type]
     click.echo(f"wrote {count} attempts to {output}", err=True)

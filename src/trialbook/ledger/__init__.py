@@ -17,6 +17,7 @@ from trialbook.ledger.formats import (
     Format,
     read_ledger,
     write_ledger,
+    write_ledger_file,
 )
 from trialbook.ledger.store import (
     LedgerStore,
@@ -53,4 +54,5 @@ __all__ = [
     "prepare",
     "read_ledger",
     "write_ledger",
+    "write_ledger_file",
 ]

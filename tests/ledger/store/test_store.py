@@ -116,7 +116,8 @@ def test_export_to_stdout_and_one_run(tmp_path: Path, rows: list[dict[str, Any]]
     assert lines[0]["cost"] == 0.1 + 0.2
     result = CliRunner().invoke(main, ["export", str(src), "--run", "nope", "--format", "csv"])
     assert result.exit_code == 2
-    assert "--run: no run 'nope'" in result.output
+    assert "--run 'nope' is not in" in result.output
+    assert "(runs: " in result.output
 
 
 def test_score_reads_db_as_it_reads_jsonl(tmp_path: Path) -> None:

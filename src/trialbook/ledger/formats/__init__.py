@@ -14,6 +14,7 @@ from trialbook.ledger.formats._registry import (
     format_of,
     read_ledger,
     write_ledger,
+    write_ledger_file,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "format_of",
     "read_ledger",
     "write_ledger",
+    "write_ledger_file",
 ]

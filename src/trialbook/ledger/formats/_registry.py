@@ -6,6 +6,8 @@ one module that defines a :class:`Format` and listing it in :data:`FORMATS`.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import BinaryIO, Literal
 
@@ -25,6 +27,7 @@ __all__ = [
     "format_of",
     "read_ledger",
     "write_ledger",
+    "write_ledger_file",
 ]
 
 FORMATS: tuple[Format, ...] = (DB, JSONL, CSV, PARQUET)
@@ -77,3 +80,20 @@ def write_ledger(ledger: Ledger, fmt: ExportFormat, out: BinaryIO) -> int:
             f"unknown export format {fmt!r} (known: {', '.join(EXPORT_FORMATS)})", argument="fmt"
         )
     return chosen.write(ledger, out)
+
+
+def write_ledger_file(ledger: Ledger, fmt: ExportFormat, path: str | Path) -> int:
+    """Write ``ledger`` to the file ``path`` whole or not at all: into a temporary file beside it,
+    renamed over ``path`` only once every row is written. Returns the number of rows."""
+    target = Path(path)
+    if not target.parent.is_dir():
+        raise ArgumentError(f"output: no such folder {str(target.parent)!r}", argument="output")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            count = write_ledger(ledger, fmt, fh)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
