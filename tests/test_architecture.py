@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -10,41 +11,48 @@ from pathlib import Path
 import click
 
 import trialbook
-from trialbook import errors, ledger, report, stats
+from trialbook import errors, ledger
 from trialbook.cli import main
 
 SRC = Path(trialbook.__file__).parent
 ROOT = SRC.parents[1]
 
 
-def test_public_api_is_exactly_the_intended_names() -> None:
-    assert set(trialbook.__all__) == {
-        "ArgumentError",
-        "CompareOptions",
-        "Comparison",
-        "InsufficientAttemptsError",
-        "Ledger",
-        "LedgerError",
-        "RunScore",
-        "ScoreOptions",
-        "ScoreReport",
-        "TrialbookError",
-        "compare_runs",
-        "pass_at_k",
-        "pass_hat_k",
-        "plan_design",
-        "read_ledger",
-        "score_file",
-        "score_ledger",
-        "task_bootstrap",
-    }
-    for module in (trialbook, stats, ledger, report, errors):
-        for name in module.__all__:
-            assert getattr(module, name) is not None, f"{module.__name__}.{name}"
+def _documented_api() -> dict[str, set[str]]:
+    """docs/architecture.md, "Public names": one line per package, its names in backticks."""
+    text = (ROOT / "docs" / "architecture.md").read_text().split("## Public names", 1)[1]
+    api: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        if line.startswith("- `trialbook"):
+            head, _, names = line[2:].partition(": ")
+            api[head.strip("`")] = {n.strip("`") for n in names.split(", ") if n}
+    return api
+
+
+def test_every_package_exports_exactly_its_documented_names() -> None:
+    documented = _documented_api()
+    packages = {
+        "trialbook." + ".".join(p.relative_to(SRC).parent.parts)
+        for p in SRC.rglob("__init__.py")
+        if "demo/suite" not in p.as_posix()
+    } | {"trialbook", "trialbook.errors", "trialbook.harness.testing"}
+    packages = {p.rstrip(".") for p in packages}
+    assert packages == set(documented), "docs/architecture.md must list every package"
+    for name, names in documented.items():
+        module = importlib.import_module(name)
+        assert set(module.__all__) == names, name
+        assert len(module.__all__) == len(names), f"{name}: a name listed twice in __all__"
+        for attr in module.__all__:
+            assert getattr(module, attr) is not None, f"{name}.{attr}"
 
 
 def test_errors_share_one_root_and_the_matching_builtin() -> None:
-    for cls in (errors.LedgerError, errors.InsufficientAttemptsError, errors.ArgumentError):
+    for cls in (
+        errors.LedgerError,
+        errors.SuiteError,
+        errors.InsufficientAttemptsError,
+        errors.ArgumentError,
+    ):
         assert issubclass(cls, errors.TrialbookError)
         assert issubclass(cls, ValueError)
 
@@ -194,6 +202,33 @@ def test_the_private_import_check_sees_one(tmp_path: Path) -> None:
         }
     finally:
         fake.unlink()
+
+
+def _encoding_reads(path: Path) -> list[str]:
+    """``x.codes[...]``, ``x.labels[...]``, ``x.values[...]``: reads of the Ledger's encoding."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr in ("codes", "labels", "values")
+        ):
+            found.append(f"line {node.lineno}: .{node.value.attr}[...]")
+    return found
+
+
+def test_only_the_ledger_reads_its_encoding() -> None:
+    for path in _modules():
+        if _package_of(path) == "ledger":
+            continue
+        bad = _encoding_reads(path)
+        assert not bad, f"{path.relative_to(SRC)} reads the ledger's encoding: {bad}"
+    probe = SRC.parent / "_probe.py"
+    try:  # the rule can fail
+        probe.write_text('x = ledger.codes["run_id"]\n')
+        assert _encoding_reads(probe) == ["line 1: .codes[...]"]
+    finally:
+        probe.unlink()
 
 
 def test_help_does_not_import_the_numerical_stack() -> None:

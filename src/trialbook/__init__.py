@@ -1,7 +1,9 @@
 """trialbook: agent scores you can defend.
 
-The public API. Statistics live in :mod:`trialbook.stats` (pure), ledger files in
-:mod:`trialbook.ledger`, rendering in :mod:`trialbook.report`. Names are loaded on first use (PEP 562)
+The public API: score and compare ledgers (:mod:`trialbook.analysis`), read and store them
+(:mod:`trialbook.ledger`), load and freeze suites (:mod:`trialbook.suite`), run them
+(:mod:`trialbook.harness`); pure statistics in :mod:`trialbook.stats`. docs/architecture.md lists
+every package's public names. Names are loaded on first use (PEP 562)
 so that ``trialbook --help`` does not pay for numpy, scipy and pyarrow.
 """
 
@@ -14,6 +16,7 @@ from trialbook.errors import (
     ArgumentError,
     InsufficientAttemptsError,
     LedgerError,
+    SuiteError,
     TrialbookError,
 )
 
@@ -36,20 +39,30 @@ __all__ = [
     "CompareOptions",
     "Comparison",
     "InsufficientAttemptsError",
+    "IntervalOptions",
     "Ledger",
     "LedgerError",
+    "LedgerStore",
+    "RunOptions",
+    "RunResult",
     "RunScore",
     "ScoreOptions",
     "ScoreReport",
+    "SuiteError",
     "TrialbookError",
     "compare_runs",
+    "freeze",
+    "load_suite",
     "pass_at_k",
     "pass_hat_k",
     "plan_design",
+    "plan_from_options",
     "read_ledger",
+    "run_suite",
     "score_file",
     "score_ledger",
     "task_bootstrap",
+    "write_ledger",
 ]
 
 _LAZY = {
@@ -57,8 +70,17 @@ _LAZY = {
     "Comparison": "trialbook.analysis",
     "compare_runs": "trialbook.analysis",
     "plan_design": "trialbook.stats",
+    "IntervalOptions": "trialbook.analysis",
+    "plan_from_options": "trialbook.analysis",
     "Ledger": "trialbook.ledger",
+    "LedgerStore": "trialbook.ledger",
     "read_ledger": "trialbook.ledger",
+    "write_ledger": "trialbook.ledger",
+    "RunOptions": "trialbook.harness",
+    "RunResult": "trialbook.harness",
+    "run_suite": "trialbook.harness",
+    "freeze": "trialbook.suite",
+    "load_suite": "trialbook.suite",
     "RunScore": "trialbook.analysis",
     "ScoreOptions": "trialbook.analysis",
     "ScoreReport": "trialbook.analysis",
