@@ -29,7 +29,7 @@ def test_task_bootstrap_covers_the_true_mean() -> None:
 
 @pytest.mark.slow
 def test_resampling_attempts_instead_of_tasks_would_undercover() -> None:
-    # the contrast seed 003 warns about: treat the 500 attempts as independent and the interval is too
+    # the contrast docs/methodology.md warns about: treat the 500 attempts as independent and the interval is too
     # narrow. This guards the test above against being one that cannot fail.
     rng = np.random.default_rng(7)
     truth, tasks, attempts, sims = 0.4, 100, 5, 1000

@@ -1,13 +1,6 @@
 """Results to table / markdown / JSON. Renderers compute no statistics."""
 
-from trialbook.report._compare import (
-    COMPARE_SCHEMA,
-    PLAN_SCHEMA,
-    compare_text,
-    compare_to_dict,
-    plan_text,
-    plan_to_dict,
-)
+from trialbook.report._compare import COMPARE_SCHEMA, compare_text, compare_to_dict
 from trialbook.report._harness import (
     GRADER_CHECK_SCHEMA,
     SUITE_CHECK_SCHEMA,
@@ -20,6 +13,7 @@ from trialbook.report._harness import (
 )
 from trialbook.report._json import to_json
 from trialbook.report._passk import PASSK_SCHEMA, passk_json, passk_text, passk_to_dict
+from trialbook.report._plan import PLAN_SCHEMA, plan_text, plan_to_dict
 from trialbook.report._score import (
     SCORE_SCHEMA,
     render_plain,

@@ -1,4 +1,4 @@
-"""Render a Comparison and a PlanResult (JSON contract, markdown, plain text). No statistics here."""
+"""Render a Comparison (JSON contract, markdown, plain text). No statistics here."""
 
 from __future__ import annotations
 
@@ -7,19 +7,10 @@ from typing import Any
 
 from trialbook.analysis import Comparison
 from trialbook.report._json import json_safe
-from trialbook.stats import PlanResult
 
-__all__ = [
-    "COMPARE_SCHEMA",
-    "PLAN_SCHEMA",
-    "compare_text",
-    "compare_to_dict",
-    "plan_text",
-    "plan_to_dict",
-]
+__all__ = ["COMPARE_SCHEMA", "compare_text", "compare_to_dict"]
 
 COMPARE_SCHEMA = "trialbook.compare/1"
-PLAN_SCHEMA = "trialbook.plan/1"
 
 
 def compare_to_dict(c: Comparison) -> dict[str, Any]:
@@ -110,42 +101,4 @@ def compare_text(c: Comparison, *, markdown: bool = False) -> str:
                 f"| {s.stratum} | {s.tasks} | {_pp(s.estimate)} | {_pp(s.ci_low)} to {_pp(s.ci_high)} | "
                 f"{_p(s.p_value)} | {_p(s.p_holm)} |"
             )
-    return "\n".join(lines) + "\n"
-
-
-def plan_to_dict(p: PlanResult) -> dict[str, Any]:
-    """The ``trialbook.plan/1`` document."""
-    doc = {"schema": PLAN_SCHEMA, **asdict(p)}
-    cleaned: dict[str, Any] = json_safe(doc)
-    return cleaned
-
-
-def plan_text(p: PlanResult) -> str:
-    """What the design can detect, in words."""
-    lines = [
-        f"design: {p.tasks} tasks x {p.attempts} attempts, baseline {p.baseline:.0%}, effect {p.effect:+.3f}, "
-        f"alpha {p.alpha}, power target {p.power_target:.0%}",
-        f"variance: between tasks {p.between_var:.4f}, within tasks {p.within_var:.4f} ({p.variance_source})",
-        f"one score: SE {100 * p.se_unpaired:.2f} pp, interval +-{100 * p.halfwidth:.2f} pp",
-        f"unpaired difference: SE {100 * p.se_diff_unpaired:.2f} pp, MDE {100 * p.mde_unpaired:.2f} pp, "
-        f"power at the effect {p.power_unpaired:.0%}, tasks needed {p.tasks_needed_unpaired}",
-    ]
-    if p.se_paired is not None and p.mde_paired is not None and p.power_paired is not None:
-        lines.append(
-            f"paired difference (agreement {p.agreement:.0%}): SE {100 * p.se_paired:.2f} pp, MDE "
-            f"{100 * p.mde_paired:.2f} pp, power at the effect {p.power_paired:.0%}, tasks needed "
-            f"{p.tasks_needed_paired}"
-        )
-    else:
-        lines.append("paired difference: give --agreement or a --pilot ledger with two runs")
-    lines.append("the same budget spent differently (SE of one score):")
-    for o in p.options:
-        lines.append(
-            f"  {o.label:<22} {o.tasks:>6} tasks x {o.attempts:>3} attempts: SE {100 * o.se:.2f} pp"
-        )
-    better = "tasks" if p.options[1].se < p.options[2].se else "attempts"
-    lines.append(
-        f"adding {better} buys more precision here (tasks win when between-task variance "
-        'dominates: docs/methodology.md, "Variance between and within tasks")'
-    )
     return "\n".join(lines) + "\n"
