@@ -4,7 +4,7 @@ The driver is the only writer of the ledger and of the raw output beside it. Bef
 starts it writes a start marker; when the attempt's result comes back it keeps the raw output in
 ``TRANSCRIPTS/TASK/ATTEMPT.START/`` and writes the row, one transaction each. Stopping is asked of
 the executor: once ``stop`` is set, no attempt starts and the executor cancels the running ones,
-which are left cut off (a marker without a row) for ``--resume``.
+which are left cut off (a marker without a row) for a resume to run again.
 """
 
 from __future__ import annotations
