@@ -38,7 +38,7 @@ from trialbook.suite import (
     oracle_hash,
 )
 
-__all__ = ["RunOptions", "RunProgress", "RunResult", "run_suite"]
+__all__ = ["RunOptions", "RunResult", "run_suite"]
 
 
 @dataclass(frozen=True)
