@@ -14,19 +14,22 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_suite
-from tests.harness.test_run import TIERS, alive_with
+from tests.harness.test_run import TIERS, alive_with, unique_run_id, unique_seconds
 from trialbook.harness._process import find_processes
 from trialbook.ledger import read_ledger
 
 TASKS = {f"t{i}": {"grader": "test -f done.txt"} for i in range(4)}
-# attempt 2 of every task hangs past the 1 s timeout, so a kill often lands while one is running
-AGENT = "if [ $TRIALBOOK_ATTEMPT = 2 ]; then sleep 919.5; fi; sleep 0.15; touch done.txt"
 K = 3
 
 
-def start(suite: Path, ledger: Path, tier: str, *extra: str) -> subprocess.Popen[bytes]:
+def agent(hang: str) -> str:
+    """Attempt 2 of every task hangs past the 1 s timeout, so a kill often lands while one runs."""
+    return f"if [ $TRIALBOOK_ATTEMPT = 2 ]; then sleep {hang}; fi; sleep 0.15; touch done.txt"
+
+
+def start(suite: Path, ledger: Path, tier: str, hang: str, *extra: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "trialbook", "run", str(suite), "--agent", AGENT, "--ledger", str(ledger),
+        [sys.executable, "-m", "trialbook", "run", str(suite), "--agent", agent(hang), "--ledger", str(ledger),
          "--jobs", "2", "--sandbox", tier, *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -60,7 +63,8 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path, tier: str) -> Non
     suite = make_suite(tmp_path / "suite", TASKS, k=K, timeout_s=1)
     ledger = tmp_path / "out" / "ledger.db"
     rng = random.Random(20261130)
-    proc = start(suite, ledger, tier, "--run-id", "r1", "--system", "s")
+    run_id, hang = unique_run_id(), unique_seconds()
+    proc = start(suite, ledger, tier, hang, "--run-id", run_id, "--system", "s")
     kills = 0
     for _ in range(4):
         time.sleep(rng.uniform(0.3, 1.5))
@@ -69,31 +73,32 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path, tier: str) -> Non
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate()
         kills += 1
-        proc = start(suite, ledger, tier, "--resume", "r1")
+        proc = start(suite, ledger, tier, hang, "--resume", run_id)
     err, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, err.decode()
     assert kills >= 2
     check_ledger(ledger)
-    assert not find_processes("r1/", prefix=True)
-    assert not sleeping("919.5")
+    assert not find_processes(f"{run_id}/", prefix=True)
+    assert not sleeping(hang)
 
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path: Path, tier: str) -> None:
     suite = make_suite(tmp_path / "suite", TASKS, k=K, timeout_s=1)
     ledger = tmp_path / "out" / "ledger.db"
-    proc = start(suite, ledger, tier, "--run-id", "r1")
+    run_id, hang = unique_run_id(), unique_seconds()
+    proc = start(suite, ledger, tier, hang, "--run-id", run_id)
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
     err, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()
     assert b"stopping (SIGINT)" in err
-    assert b"--resume r1" in err
-    assert not find_processes("r1/", prefix=True)
+    assert f"--resume {run_id}".encode() in err
+    assert not find_processes(f"{run_id}/", prefix=True)
     with sqlite3.connect(ledger) as conn:
         events = [e for (e,) in conn.execute("SELECT event FROM run_events ORDER BY id")]
     assert events == ["started", "interrupted"]
-    proc = start(suite, ledger, tier, "--resume", "r1")
+    proc = start(suite, ledger, tier, hang, "--resume", run_id)
     err, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, err.decode()
     check_ledger(ledger)
@@ -117,21 +122,22 @@ def test_a_killed_harness_leaves_no_process_behind(tmp_path: Path) -> None:
     dies of SIGKILL (bwrap has --die-with-parent as well)."""
     suite = make_suite(tmp_path / "suite", {"t": {"grader": "true"}}, k=1, timeout_s=60)
     ledger = tmp_path / "out" / "ledger.db"
+    escaped, child = unique_seconds(), unique_seconds()
     with subprocess.Popen(
-        [sys.executable, "-m", "trialbook", "run", str(suite), "--agent", "setsid sleep 931.5 & sleep 932.5",
-         "--ledger", str(ledger), "--sandbox", "process", "--run-id", "r1"],
+        [sys.executable, "-m", "trialbook", "run", str(suite), "--agent", f"setsid sleep {escaped} & sleep {child}",
+         "--ledger", str(ledger), "--sandbox", "process", "--run-id", unique_run_id()],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     ) as proc:  # fmt: skip
         deadline = time.monotonic() + 30
-        while not (sleeping("931.5") and sleeping("932.5")) and time.monotonic() < deadline:
+        while not (sleeping(escaped) and sleeping(child)) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert sleeping("931.5")
-        assert sleeping("932.5")
+        assert sleeping(escaped)
+        assert sleeping(child)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
     deadline = time.monotonic() + 10
-    while (sleeping("931.5") or sleeping("932.5")) and time.monotonic() < deadline:
+    while (sleeping(escaped) or sleeping(child)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not sleeping("931.5")
-    assert not sleeping("932.5")
+    assert not sleeping(escaped)
+    assert not sleeping(child)

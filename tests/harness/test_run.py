@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import sqlite3
 import tempfile
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,19 @@ def test_bwrap_works_in_ci() -> None:
         assert bwrap_problem() is None
 
 
+def unique_run_id() -> str:
+    """A run id of this test alone: processes are swept by run id across the machine, so two copies
+    of the suite running at once (two worktrees, say) must never share one."""
+    return f"test-{uuid.uuid4().hex}"
+
+
+def unique_seconds() -> str:
+    """A ``sleep`` duration no other test (nor another copy of the suite) uses: a test finds its
+    agent's processes by it among all the machine's command lines."""
+    n = uuid.uuid4().int
+    return f"{900 + n % 100}.{n // 100 % 10**6:06d}"
+
+
 def run(
     tmp_path: Path, tasks: dict[str, dict[str, Any]], agent: str, tier: str, **kw: Any
 ) -> list[dict[str, Any]]:
@@ -51,10 +66,10 @@ def run(
         tmp_path / "suite", tasks, k=kw.pop("k", 1), timeout_s=kw.pop("timeout_s", 10)
     )
     ledger = tmp_path / "out" / "ledger.db"
+    kw.setdefault("run_id", unique_run_id())
+    kw.setdefault("grace_s", 0.5)
     result = run_suite(
-        RunOptions(
-            suite=suite, agent=agent, ledger=ledger, system="test", sandbox=tier, grace_s=0.5, **kw
-        )
+        RunOptions(suite=suite, agent=agent, ledger=ledger, system="test", sandbox=tier, **kw)
     )
     assert not result.interrupted
     rows = list(ledger_rows(read_ledger(ledger)))
@@ -90,23 +105,25 @@ CHECK = {"grader": "test -f done.txt"}
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_a_hanging_agent_is_timed_out_and_killed(tmp_path: Path, tier: str) -> None:
-    (row,) = run(tmp_path, {"t": CHECK}, "touch done.txt; sleep 911.25", tier, timeout_s=1)
+    hang = unique_seconds()
+    (row,) = run(tmp_path, {"t": CHECK}, f"touch done.txt; sleep {hang}", tier, timeout_s=1)
     assert row["timed_out"] is True
     assert row["passed"] is False
     assert row["status"] == "timed_out"
     assert 1.0 <= row["elapsed_s"] < 3.0
     assert "timeout" in row["error"]
-    assert not alive_with("911.25")
+    assert not alive_with(hang)
 
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_children_that_escape_with_setsid_and_double_forks_are_killed(
     tmp_path: Path, tier: str
 ) -> None:
+    a, b, c = unique_seconds(), unique_seconds(), unique_seconds()
     agent = (
-        "setsid sh -c 'sleep 912.5' & "
-        "( ( sleep 913.5 & ) & ) ; "
-        "nohup sh -c 'cd /; exec sleep 914.5' >/dev/null 2>&1 & "
+        f"setsid sh -c 'sleep {a}' & "
+        f"( ( sleep {b} & ) & ) ; "
+        f"nohup sh -c 'cd /; exec sleep {c}' >/dev/null 2>&1 & "
         "touch done.txt"
     )
     (row,) = run(tmp_path, {"t": CHECK}, agent, tier)
@@ -114,16 +131,17 @@ def test_children_that_escape_with_setsid_and_double_forks_are_killed(
     assert row["timed_out"] is False
     if tier == "process":  # in bwrap they die with the sandbox's pid namespace, before any sweep
         assert "left behind were killed" in row["error"]
-    for marker in ("912.5", "913.5", "914.5"):
+    for marker in (a, b, c):
         assert not alive_with(marker), marker
 
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_escaping_children_of_a_hanging_agent_die_with_it(tmp_path: Path, tier: str) -> None:
-    agent = "setsid sh -c 'trap \"\" TERM; sleep 915.5' & ( ( sleep 916.5 & ) & ); sleep 917.5"
+    a, b, c = unique_seconds(), unique_seconds(), unique_seconds()
+    agent = f"setsid sh -c 'trap \"\" TERM; sleep {a}' & ( ( sleep {b} & ) & ); sleep {c}"
     (row,) = run(tmp_path, {"t": CHECK}, agent, tier, timeout_s=1)
     assert row["timed_out"] is True
-    for marker in ("915.5", "916.5", "917.5"):
+    for marker in (a, b, c):
         assert not alive_with(marker), marker
 
 
@@ -149,19 +167,86 @@ def test_the_harness_environment_does_not_reach_the_agent(
         assert "hunter2" not in proc_part
 
 
+AGENT_ENV = {
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "PYTHONDONTWRITEBYTECODE",
+    "TMPDIR",
+    "TRIALBOOK_PROMPT_FILE",
+    "TRIALBOOK_TASK_ID",
+    "TRIALBOOK_ATTEMPT",
+    "TRIALBOOK_SEED",
+    "TRIALBOOK_TEMPERATURE",
+    "TRIALBOOK_USAGE_FILE",
+    "TRIALBOOK_SANDBOX_TOKEN",
+    "PWD",  # set by /bin/sh itself
+}
+"""The names of the agent's environment: the contract of docs/harness.md, nothing of the caller's."""
+
+PLANTED = {
+    "SSL_CERT_FILE": "/caller/certs.pem",
+    "AWS_SECRET_ACCESS_KEY": "caller-secret",
+    "PYTHONPATH": "/caller/site",
+    "TB_CALLER_TOKEN": "caller-token",
+}
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_agents_environment_is_exactly_the_contract(
+    tmp_path: Path, tier: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in PLANTED.items():
+        monkeypatch.setenv(name, value)
+    (row,) = run(tmp_path, {"t": CHECK}, "env | cut -d= -f1; touch done.txt", tier)
+    names = set(transcript(tmp_path, row).split())
+    assert names == AGENT_ENV
+
+
 @pytest.mark.parametrize("tier", TIERS)
 def test_passed_env_is_the_only_way_in(
     tmp_path: Path, tier: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TB_API_KEY", "allowed-value")
+    """pass_env carries its own name and value; the caller's other variables (and the caller's own
+    value of the passed name) stay out."""
+    monkeypatch.setenv("TB_API_KEY", "the-callers-value")
+    monkeypatch.setenv("TB_OTHER_SECRET", "not-passed")
     (row,) = run(
         tmp_path,
         {"t": CHECK},
-        "echo key=$TB_API_KEY; touch done.txt",
+        "echo key=$TB_API_KEY other=$TB_OTHER_SECRET; env | cut -d= -f1; touch done.txt",
         tier,
-        pass_env={"TB_API_KEY": "allowed-value"},
+        pass_env={"TB_API_KEY": "the-passed-value"},
     )
-    assert "key=allowed-value" in transcript(tmp_path, row)
+    first, *names = transcript(tmp_path, row).splitlines()
+    assert first == "key=the-passed-value other="
+    assert set(names) == AGENT_ENV | {"TB_API_KEY"}
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_an_agent_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path, tier: str) -> None:
+    hang = unique_seconds()
+    agent = f"trap '' TERM; touch done.txt; sleep {hang}"  # sleep inherits the ignored TERM
+    rows: list[dict[str, Any]] = []
+    harness = threading.Thread(
+        target=lambda: rows.extend(run(tmp_path, {"t": CHECK}, agent, tier, timeout_s=1)),
+        daemon=True,
+    )
+    harness.start()
+    # A guard against a hang, not a timing check: the attempt takes about 1.5 s, and without the
+    # SIGKILL after the grace the harness would wait for the agent forever.
+    harness.join(60)
+    outlived = alive_with(hang)
+    for pid in outlived:
+        os.kill(pid, signal.SIGKILL)
+    harness.join()
+    assert not outlived, "the agent outlived its timeout and grace: no SIGKILL came"
+    (row,) = rows
+    assert row["timed_out"] is True
+    assert row["passed"] is False
+    assert row["status"] == "timed_out"
+    assert row["elapsed_s"] >= 1.0
 
 
 @pytest.fixture
@@ -286,13 +371,14 @@ def test_no_usage_means_unknown_not_zero(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_the_graders_own_timeout(tmp_path: Path, tier: str) -> None:
-    task = {"grader": "sleep 918.5", "toml": ["grader_timeout_s = 1"]}
+    hang = unique_seconds()
+    task = {"grader": f"sleep {hang}", "toml": ["grader_timeout_s = 1"]}
     (row,) = run(tmp_path, {"t": task}, "true", tier)
     assert row["passed"] is False
     assert row["timed_out"] is False
     assert row["status"] == "failed"
     assert "grader stopped at its 1 s timeout" in row["error"]
-    assert not alive_with("918.5")
+    assert not alive_with(hang)
 
 
 @pytest.mark.parametrize("tier", TIERS)

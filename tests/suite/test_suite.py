@@ -15,7 +15,15 @@ from click.testing import CliRunner
 
 from tests.conftest import make_suite
 from trialbook.cli import main
-from trialbook.suite import check_lock, find_leaks, freeze, load_suite
+from trialbook.suite import (
+    check_lock,
+    find_leaks,
+    fixture_hash,
+    freeze,
+    load_suite,
+    oracle_hash,
+    tree_hash,
+)
 
 TASKS: dict[str, dict[str, Any]] = {
     "add": {
@@ -256,9 +264,13 @@ MALFORMED: dict[str, tuple[Callable[[Path], None], str]] = {
         ),
         "suite.toml: timeout_s: required",
     ),
-    "tier naming an unknown task": (
-        _append("suite.toml", '[tiers]\nsmoke = ["add", "gret"]\n'),
-        "suite.toml: tiers.smoke: names unknown task 'gret' (did you mean 'greet'?)",
+    "subset naming an unknown task": (
+        _append("suite.toml", '[subsets]\nsmoke = ["add", "gret"]\n'),
+        "suite.toml: subsets.smoke: names unknown task 'gret' (did you mean 'greet'?)",
+    ),
+    "the old name of the subsets table": (
+        _append("suite.toml", '[tiers]\nsmoke = ["add"]\n'),
+        "suite.toml: tiers: the table of task subsets is now called [subsets]: rename it",
     ),
     "missing task.toml": (
         lambda r: (r / "tasks/add/task.toml").unlink(),
@@ -314,3 +326,25 @@ def test_symlinks_in_a_fixture_are_refused(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["suite", "freeze", str(root)])
     assert out.exit_code == 2
     assert "symbolic links are not allowed" in out.output
+
+
+def test_subsets_are_loaded_and_tiers_is_not_a_known_key(tmp_path: Path) -> None:
+    root = make_suite(tmp_path / "s", TASKS, extra='[subsets]\nsmoke = ["add"]\n', freeze=False)
+    assert load_suite(root).subsets == {"smoke": ("add",)}
+    out = _bad(tmp_path / "old", _append("suite.toml", '[tiers]\nsmoke = ["add"]\n'))
+    assert "unknown key" not in out  # one line that says what to do, not a generic refusal
+
+
+def test_fixture_and_oracle_digests_follow_their_copies(tmp_path: Path) -> None:
+    """A copy hashes like its source (how an attempt checks what it was given); a changed byte or
+    executable bit does not; a missing oracle hashes like an empty one."""
+    suite = load_suite(make_suite(tmp_path / "s", TASKS, freeze=False))
+    task = suite.task("add")
+    copy = tmp_path / "copy"
+    shutil.copytree(task.fixture, copy, copy_function=shutil.copy)
+    assert tree_hash(copy, "fixture") == fixture_hash(task)
+    assert tree_hash(task.oracle, "oracle") == oracle_hash(task) != tree_hash(copy, "oracle")
+    (copy / "calc.py").chmod(0o755)
+    assert tree_hash(copy, "fixture") != fixture_hash(task)
+    (tmp_path / "empty").mkdir()
+    assert tree_hash(tmp_path / "absent", "oracle") == tree_hash(tmp_path / "empty", "oracle")

@@ -1,5 +1,10 @@
 """The harness: runs an agent on a frozen suite, k sandboxed attempts per task, one row per attempt.
 
+The driver (``run_suite``) turns each attempt into a self-contained :class:`AttemptSpec`, hands it to
+an :class:`Executor` that runs the worker (``run_attempt``) somewhere and returns its
+:class:`AttemptResult`, and alone writes the row and the raw output (docs/harness.md, "Spec, worker
+and driver").
+
 Exports load lazily, so that the run's watchdog (``python -m trialbook.harness._watchdog``) starts
 without importing the ledger store and numpy.
 """
@@ -10,13 +15,22 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from trialbook.harness._attempt import run_attempt
+    from trialbook.harness._driver import RunProgress
+    from trialbook.harness._executor import Executor, LocalExecutor
     from trialbook.harness._gradercheck import GraderCase, GraderCheck, grader_check
-    from trialbook.harness._run import RunOptions, RunProgress, RunResult, run_suite
+    from trialbook.harness._run import RunOptions, RunResult, run_suite
     from trialbook.harness._sandbox import Tier, bwrap_problem, resolve_tier
+    from trialbook.harness._spec import AttemptResult, AttemptSpec, Budget
 
 __all__ = [
+    "AttemptResult",
+    "AttemptSpec",
+    "Budget",
+    "Executor",
     "GraderCase",
     "GraderCheck",
+    "LocalExecutor",
     "RunOptions",
     "RunProgress",
     "RunResult",
@@ -24,20 +38,27 @@ __all__ = [
     "bwrap_problem",
     "grader_check",
     "resolve_tier",
+    "run_attempt",
     "run_suite",
 ]
 
 _LAZY = {
+    "run_attempt": "_attempt",
+    "RunProgress": "_driver",
+    "Executor": "_executor",
+    "LocalExecutor": "_executor",
     "GraderCase": "_gradercheck",
     "GraderCheck": "_gradercheck",
     "grader_check": "_gradercheck",
     "RunOptions": "_run",
-    "RunProgress": "_run",
     "RunResult": "_run",
     "run_suite": "_run",
     "Tier": "_sandbox",
     "bwrap_problem": "_sandbox",
     "resolve_tier": "_sandbox",
+    "AttemptResult": "_spec",
+    "AttemptSpec": "_spec",
+    "Budget": "_spec",
 }
 
 

@@ -1,9 +1,11 @@
-"""One attempt, start to row: fresh workspace, agent, grader, usage, transcript. Runs in a worker.
+"""The worker: one attempt, spec to result. Fresh workspace, agent, grader, usage, raw output.
 
-A worker never writes the ledger: it returns the row (a dict of ledger fields) and the driver writes
-it. Whatever the agent does is data in that row (a crash is a failed attempt, a hang a timed-out one);
-only the harness's own failures (a workspace that could not be made, a sandbox that would not start)
-become ``infra_error`` rows.
+``run_attempt`` needs nothing but its :class:`AttemptSpec` (and the suite's folders the spec names),
+so it runs wherever an executor sends it. It never writes the ledger or a transcript: it returns the
+row (a dict of ledger fields) and the raw output, and the driver writes both. Whatever the agent does
+is data in that row (a crash is a failed attempt, a hang a timed-out one); only the harness's own
+failures (a workspace that could not be made, a sandbox that would not start, a fixture or oracle
+that no longer matches its digest) become ``infra_error`` rows.
 """
 
 from __future__ import annotations
@@ -16,21 +18,20 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trialbook.errors import SuiteError
+from trialbook.harness._cancel import cancelled
 from trialbook.harness._process import TOKEN_VAR, Captured, Outcome, run_command
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
+from trialbook.harness._spec import AttemptResult, AttemptSpec
 from trialbook.ledger import now
-from trialbook.suite import Task
+from trialbook.suite import tree_hash
 
 __all__ = [
     "USAGE_KEYS",
-    "AttemptSpec",
-    "RunContext",
     "base_env",
     "grade_workspace",
     "read_usage",
@@ -46,42 +47,6 @@ USAGE_KEYS: Mapping[str, type] = {
     "cache_hit": bool,
 }
 """What an agent may report, one JSON object per line of ``$TRIALBOOK_USAGE_FILE``; lines are summed."""
-
-
-@dataclass(frozen=True)
-class AttemptSpec:
-    """Which attempt to run."""
-
-    task: Task
-    attempt_index: int
-    seed: int
-    start_id: int
-    """The id of the start marker the driver wrote (unique per start, so a re-run has its own)."""
-
-
-@dataclass(frozen=True)
-class RunContext:
-    """What every attempt of one run shares."""
-
-    run_id: str
-    agent: str
-    tier: Tier
-    temperature: float | None
-    scratch: Path
-    """Folder of the run's throwaway attempt folders."""
-    transcripts: Path
-    """Folder where each attempt's raw output is kept."""
-    transcript_base: Path
-    """Row ``transcript`` paths are relative to this folder (the ledger's)."""
-    prompts: Path
-    """Folder holding each task's prompt file, written once per run, read-only."""
-    row_fields: Mapping[str, object]
-    """Fields shared by every row of the run (system, dataset_id, versions, sandbox, k_budget)."""
-    fixture_hashes: Mapping[str, str]
-    hidden: tuple[Path, ...] = ()
-    pass_env: Mapping[str, str] = field(default_factory=dict)
-    grace_s: float = 2.0
-    memory_mb: int = 8192
 
 
 def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -167,209 +132,230 @@ def _describe_exit(who: str, outcome: Outcome) -> str | None:
     return f"{who} exited with {outcome.exit_code}"
 
 
-def run_attempt(
-    spec: AttemptSpec, ctx: RunContext, cancel: threading.Event
-) -> dict[str, object] | None:
-    """Run one attempt and return its ledger row; None when the run was interrupted during it."""
-    task = spec.task
-    started = now()
+class _Changed(Exception):
+    """A fixture or oracle copy that does not match the digest the run was planned with."""
+
+
+def _check_copy(folder: Path, kind: str, expected: str) -> None:
+    try:
+        got = tree_hash(folder, "fixture" if kind == "fixture" else "oracle")
+    except SuiteError as exc:
+        raise _Changed(f"the {kind} copy cannot be hashed: {exc}") from None
+    if got != expected:
+        raise _Changed(
+            f"the task's {kind} does not match the digest the run was planned with "
+            f"({got} != {expected}): the suite changed during the run"
+        )
+
+
+def run_attempt(spec: AttemptSpec) -> AttemptResult:
+    """Run one attempt; its row and raw output, or a cancelled result (no row) when the executor
+    stopped it."""
+    if cancelled():
+        return AttemptResult(row=None)
+    budget = spec.budget
     notes: list[str] = []
     row: dict[str, object] = {
-        **ctx.row_fields,
-        "run_id": ctx.run_id,
-        "task_id": task.id,
+        **spec.row_fields,
+        "run_id": spec.run_id,
+        "task_id": spec.task_id,
         "attempt_index": spec.attempt_index,
-        "timeout_s": task.timeout_s,
-        "seed": spec.seed,
-        "temperature": ctx.temperature,
-        "stratum": task.stratum,
-        "weight": task.weight,
-        "fixture_hash": ctx.fixture_hashes.get(task.id),
+        "timeout_s": budget.timeout_s,
+        "seed": budget.seed,
+        "temperature": budget.temperature,
+        "fixture_hash": spec.fixture_hash,
         "oracle_leak": False,
         "helper_calls": 0,
-        "started_at": started,
+        "started_at": now(),
     }
-    out_dir = ctx.transcripts / task.id / f"{spec.attempt_index}.{spec.start_id}"
     attempt_dir: Path | None = None
     captured = Captured()
     try:
-        attempt_dir = Path(
-            tempfile.mkdtemp(prefix=f"{task.id}.{spec.attempt_index}.", dir=ctx.scratch)
-        )
-        workspace = attempt_dir / "workspace"
-        io = attempt_dir / "io"
-        # contents and modes; timestamps and extended attributes are no part of a fixture
-        shutil.copytree(task.fixture, workspace, symlinks=False, copy_function=shutil.copy)
-        io.mkdir()
-        prompt_file = ctx.prompts / f"{task.id}.md"
-        usage_file = io / "usage.jsonl"  # created by the agent if it reports anything
-        token = f"{ctx.run_id}/{spec.start_id}"
-        env = base_env(
-            {
-                "HOME": str(io),
-                "TMPDIR": "/tmp" if ctx.tier == "bwrap" else str(io),
-                "TRIALBOOK_PROMPT_FILE": str(prompt_file),
-                "TRIALBOOK_TASK_ID": task.id,
-                "TRIALBOOK_ATTEMPT": str(spec.attempt_index),
-                "TRIALBOOK_SEED": str(spec.seed),
-                "TRIALBOOK_TEMPERATURE": "" if ctx.temperature is None else repr(ctx.temperature),
-                "TRIALBOOK_USAGE_FILE": str(usage_file),
-                TOKEN_VAR: token,
-            }
-        )
-        env.update(ctx.pass_env)
-        limits = Limits(cpu_s=math.ceil(task.timeout_s) + 10, memory_mb=ctx.memory_mb)
-        sandbox = SandboxSpec(
-            workspace=workspace,
-            writable=(io,),
-            readonly=(prompt_file,),
-            hidden=ctx.hidden,
-            network=task.network,
-        )
-        agent = _sandboxed(
-            "agent",
-            ctx.agent,
-            tier=ctx.tier,
-            sandbox=sandbox,
-            env=env,
-            limits=limits,
-            timeout_s=task.timeout_s,
-            captured=captured,
-            token=token,
-            grace_s=ctx.grace_s,
-            cancel=cancel,
-        )
-        if agent.cancelled:
-            return None
-        row["elapsed_s"] = round(agent.elapsed_s, 6)
-        if agent.left_behind:
-            notes.append(f"{agent.left_behind} process(es) the agent left behind were killed")
-        usage, problems = read_usage(usage_file)
-        notes += problems
-        row.update(usage)
-        if agent.timed_out:
-            row.update(passed=False, timed_out=True, status="timed_out")
-            notes.insert(0, f"stopped at the {task.timeout_s:g} s timeout")
-        else:
-            if note := _describe_exit("agent", agent):
-                notes.append(note)
-            passed, score, grader_notes = _grade(
-                task, spec, ctx, attempt_dir, workspace, cancel, captured
+        try:
+            attempt_dir = Path(
+                tempfile.mkdtemp(prefix=f"{spec.task_id}.{spec.attempt_index}.", dir=spec.scratch)
+            ).resolve()
+            passed = _attempt(spec, attempt_dir, captured, row, notes)
+        except (OSError, _Changed) as exc:
+            row.update(
+                passed=False,
+                timed_out=False,
+                status="infra_error",
+                elapsed_s=row.get("elapsed_s", 0.0),
             )
-            if passed is None:
-                return None
-            notes += grader_notes
-            row.update(passed=passed, timed_out=False, status="passed" if passed else "failed")
-            row["score"] = score
-    except OSError as exc:
-        row.update(
-            passed=False,
-            timed_out=False,
-            status="infra_error",
-            elapsed_s=row.get("elapsed_s", 0.0),
-        )
-        notes.insert(0, f"harness error: {exc}")
-    finally:
-        if attempt_dir is not None:
-            shutil.rmtree(attempt_dir, ignore_errors=True)
-    try:
-        if captured.save(out_dir):
-            row["transcript"] = out_dir.relative_to(ctx.transcript_base).as_posix()
-    except OSError as exc:
-        notes.append(f"raw output not kept: {exc}")
+            notes.insert(0, f"harness error: {exc}")
+            passed = False
+        finally:
+            if attempt_dir is not None:
+                shutil.rmtree(attempt_dir, ignore_errors=True)
+        if passed is None:
+            return AttemptResult(row=None)
+        output = captured.contents()
     finally:
         captured.close()
     row["finished_at"] = now()
     row["error"] = "; ".join(notes) if notes else None
-    return row
+    return AttemptResult(row=row, output=output)
 
 
-def _grade(
-    task: Task,
+def _attempt(
     spec: AttemptSpec,
-    ctx: RunContext,
     attempt_dir: Path,
-    workspace: Path,
-    cancel: threading.Event,
     captured: Captured,
-) -> tuple[bool | None, float | None, list[str]]:
-    return grade_workspace(
-        task,
+    row: dict[str, object],
+    notes: list[str],
+) -> bool | None:
+    """The agent then the grader, filling ``row``; whether it passed, None when cancelled."""
+    budget = spec.budget
+    workspace = attempt_dir / "workspace"
+    io = attempt_dir / "io"
+    # contents and modes; timestamps and extended attributes are no part of a fixture
+    shutil.copytree(spec.fixture, workspace, symlinks=False, copy_function=shutil.copy)
+    _check_copy(workspace, "fixture", spec.fixture_hash)
+    io.mkdir()
+    prompt_dir = attempt_dir / "prompt"
+    prompt_dir.mkdir()
+    prompt_file = prompt_dir / f"{spec.task_id}.md"
+    prompt_file.write_text(spec.prompt, encoding="utf-8")
+    prompt_file.chmod(0o444)
+    usage_file = io / "usage.jsonl"  # created by the agent if it reports anything
+    env = base_env(
+        {
+            "HOME": str(io),
+            "TMPDIR": "/tmp" if spec.tier == "bwrap" else str(io),
+            "TRIALBOOK_PROMPT_FILE": str(prompt_file),
+            "TRIALBOOK_TASK_ID": spec.task_id,
+            "TRIALBOOK_ATTEMPT": str(spec.attempt_index),
+            "TRIALBOOK_SEED": str(budget.seed),
+            "TRIALBOOK_TEMPERATURE": "" if budget.temperature is None else repr(budget.temperature),
+            "TRIALBOOK_USAGE_FILE": str(usage_file),
+            TOKEN_VAR: spec.token,
+        }
+    )
+    env.update(spec.pass_env)
+    limits = Limits(cpu_s=math.ceil(budget.timeout_s) + 10, memory_mb=spec.memory_mb)
+    sandbox = SandboxSpec(
+        workspace=workspace,
+        writable=(io,),
+        readonly=(prompt_file,),
+        hidden=spec.hidden,
+        network=budget.network,
+    )
+    agent = _sandboxed(
+        "agent",
+        spec.agent,
+        tier=spec.tier,
+        sandbox=sandbox,
+        env=env,
+        limits=limits,
+        timeout_s=budget.timeout_s,
+        captured=captured,
+        token=spec.token,
+        grace_s=spec.grace_s,
+    )
+    if agent.cancelled:
+        return None
+    row["elapsed_s"] = round(agent.elapsed_s, 6)
+    if agent.left_behind:
+        notes.append(f"{agent.left_behind} process(es) the agent left behind were killed")
+    usage, problems = read_usage(usage_file)
+    notes += problems
+    row.update(usage)
+    if agent.timed_out:
+        row.update(passed=False, timed_out=True, status="timed_out")
+        notes.insert(0, f"stopped at the {budget.timeout_s:g} s timeout")
+        return False
+    if note := _describe_exit("agent", agent):
+        notes.append(note)
+    passed, score, grader_notes = grade_workspace(
         workspace,
         attempt_dir,
         captured,
-        tier=ctx.tier,
-        token=f"{ctx.run_id}/{spec.start_id}/grader",
+        task_id=spec.task_id,
+        grader=spec.grader,
+        oracle=spec.oracle,
+        oracle_hash=spec.oracle_hash,
+        grader_timeout_s=budget.grader_timeout_s,
+        tier=spec.tier,
+        token=f"{spec.token}/grader",
         attempt_index=spec.attempt_index,
-        seed=spec.seed,
-        hidden=ctx.hidden,
-        grace_s=ctx.grace_s,
-        memory_mb=ctx.memory_mb,
-        cancel=cancel,
+        seed=budget.seed,
+        hidden=spec.hidden,
+        grace_s=spec.grace_s,
+        memory_mb=spec.memory_mb,
     )
+    if passed is None:
+        return None
+    notes += grader_notes
+    row.update(passed=passed, timed_out=False, status="passed" if passed else "failed")
+    row["score"] = score
+    return passed
 
 
 def grade_workspace(
-    task: Task,
     workspace: Path,
     attempt_dir: Path,
     captured: Captured,
     *,
+    task_id: str,
+    grader: str,
+    oracle: Path,
+    grader_timeout_s: float,
     tier: Tier,
     token: str,
+    oracle_hash: str | None = None,
     attempt_index: int = 0,
     seed: int = 0,
     hidden: tuple[Path, ...] = (),
     grace_s: float = 2.0,
     memory_mb: int = 8192,
-    cancel: threading.Event | None = None,
 ) -> tuple[bool | None, float | None, list[str]]:
-    """Run the task's grader in ``workspace`` with a fresh copy of the oracle.
+    """Run ``grader`` in ``workspace`` with a fresh copy of ``oracle`` (checked against
+    ``oracle_hash`` when given).
 
-    Returns (passed, score, notes); passed is None when ``cancel`` stopped it. The grader gets its
-    own timeout; a grader stopped at it counts as a fail (the workspace did not pass in time).
+    Returns (passed, score, notes); passed is None when the executor cancelled it. The grader gets
+    its own timeout; a grader stopped at it counts as a fail (the workspace did not pass in time).
     """
-    oracle = attempt_dir / "oracle"
-    if task.oracle.is_dir() and any(task.oracle.iterdir()):
+    copy = attempt_dir / "oracle"
+    if oracle.is_dir() and any(oracle.iterdir()):
         # a fresh copy: nothing carries over from one attempt to the next
-        shutil.copytree(task.oracle, oracle, symlinks=False, copy_function=shutil.copy)
+        shutil.copytree(oracle, copy, symlinks=False, copy_function=shutil.copy)
     else:
-        oracle = _empty_folder()  # no oracle: one shared, read-only, empty folder
+        copy = _empty_folder()  # no oracle: one shared, read-only, empty folder
+    if oracle_hash is not None:
+        _check_copy(copy, "oracle", oracle_hash)
     # Not the agent's HOME: files the agent planted there (a user site-packages, say) must not
     # reach the grader. In bwrap the attempt folder is not mounted, so HOME does not exist there.
     env = base_env(
         {
             "HOME": str(attempt_dir),
             "TMPDIR": "/tmp" if tier == "bwrap" else str(attempt_dir),
-            "TRIALBOOK_ORACLE_DIR": str(oracle),
-            "TRIALBOOK_TASK_ID": task.id,
+            "TRIALBOOK_ORACLE_DIR": str(copy),
+            "TRIALBOOK_TASK_ID": task_id,
             "TRIALBOOK_ATTEMPT": str(attempt_index),
             "TRIALBOOK_SEED": str(seed),
             TOKEN_VAR: token,
         }
     )
-    sandbox = SandboxSpec(workspace=workspace, readonly=(oracle,), hidden=hidden)
-    limits = Limits(cpu_s=math.ceil(task.grader_timeout_s) + 10, memory_mb=memory_mb)
+    sandbox = SandboxSpec(workspace=workspace, readonly=(copy,), hidden=hidden)
+    limits = Limits(cpu_s=math.ceil(grader_timeout_s) + 10, memory_mb=memory_mb)
     outcome = _sandboxed(
         "grader",
-        task.grader,
+        grader,
         tier=tier,
         sandbox=sandbox,
         env=env,
         limits=limits,
-        timeout_s=task.grader_timeout_s,
+        timeout_s=grader_timeout_s,
         captured=captured,
         token=token,
         grace_s=grace_s,
-        cancel=cancel,
     )
     if outcome.cancelled:
         return None, None, []
     notes: list[str] = []
     if outcome.timed_out:
-        notes.append(
-            f"grader stopped at its {task.grader_timeout_s:g} s timeout (counted as a fail)"
-        )
+        notes.append(f"grader stopped at its {grader_timeout_s:g} s timeout (counted as a fail)")
         return False, None, notes
     score, problem = _grader_score(captured.text("grader.stdout"))
     if problem:
@@ -389,7 +375,6 @@ def _sandboxed(
     captured: Captured,
     token: str,
     grace_s: float,
-    cancel: threading.Event | None,
 ) -> Outcome:
     """Run the agent's or the grader's command in the tier; OSError if the sandbox did not start."""
     info = _InfoPipe(tier)
@@ -404,7 +389,6 @@ def _sandboxed(
         token=token,
         workspace=sandbox.workspace,
         grace_s=grace_s,
-        cancel=cancel,
     )
     if not info.started() and not outcome.cancelled:
         raise OSError(f"the {who}'s sandbox did not start: {_last_line(captured, f'{who}.stderr')}")

@@ -1,4 +1,4 @@
-"""``trialbook grader-check``: the grader's own regression set (seed 002).
+"""``trialbook grader-check``: the grader's own regression set.
 
 For each task: the untouched fixture must fail the grader (else the grader accepts doing nothing), the
 task's ``reference/`` must pass (else it rejects a known-good solution), and every ``decoys/<name>/``
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,14 +106,16 @@ def _judge(
         if overlay is not None:
             shutil.copytree(overlay, workspace, symlinks=False, dirs_exist_ok=True)
         passed, _, notes = grade_workspace(
-            task,
             workspace,
             work,
             captured,
+            task_id=task.id,
+            grader=task.grader,
+            oracle=task.oracle,
+            grader_timeout_s=task.grader_timeout_s,
             tier=tier,
             token=f"grader-check/{work.name}",
             hidden=hidden,
-            cancel=threading.Event(),
         )
         return GraderCase(task.id, case, should_pass, bool(passed), "; ".join(notes) or None)
     except OSError as exc:

@@ -14,11 +14,12 @@ import os
 import select
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from trialbook.harness._cancel import cancelled as _cancelled
 
 __all__ = ["TOKEN_VAR", "Captured", "Outcome", "find_processes", "run_command", "sweep"]
 
@@ -44,8 +45,8 @@ class Outcome:
 
 class Captured:
     """The raw stdout and stderr of an attempt's commands, held in memory files (memfd) until the
-    attempt ends; only what is not empty is then written beside the ledger. Each stream is capped by
-    the sandbox's file-size rlimit."""
+    attempt ends, when the worker hands what is not empty to the driver. Each stream is capped by the
+    sandbox's file-size rlimit."""
 
     NAMES = ("agent.stdout", "agent.stderr", "grader.stdout", "grader.stderr")
 
@@ -60,18 +61,14 @@ class Captured:
         size = os.fstat(fd).st_size
         return os.pread(fd, size, 0).decode(errors="replace") if size else ""
 
-    def save(self, folder: Path) -> bool:
-        """Write the non-empty streams into ``folder``; whether there was anything to keep."""
-        wrote = False
+    def contents(self) -> dict[str, bytes]:
+        """Every stream that is not empty, by name (what the driver keeps beside the ledger)."""
+        out: dict[str, bytes] = {}
         for name, fd in self.fds.items():
             size = os.fstat(fd).st_size
-            if not size:
-                continue
-            folder.mkdir(parents=True, exist_ok=True)
-            with (folder / name).open("wb") as out:
-                os.sendfile(out.fileno(), fd, 0, size)
-            wrote = True
-        return wrote
+            if size:
+                out[name] = os.pread(fd, size, 0)
+        return out
 
     def close(self) -> None:
         """Release the memory files."""
@@ -260,10 +257,10 @@ def run_command(
     token: str,
     workspace: Path | None = None,
     grace_s: float = 2.0,
-    cancel: threading.Event | None = None,
     pass_fds: tuple[int, ...] = (),
 ) -> Outcome:
-    """Run ``argv`` in its own session; stop it at ``timeout_s`` or when ``cancel`` is set.
+    """Run ``argv`` in its own session; stop it at ``timeout_s`` or when the executor running this
+    worker cancels it (``trialbook.harness._cancel``).
 
     ``env`` must carry ``TRIALBOOK_SANDBOX_TOKEN=token``. Raises ``OSError`` if the command cannot be
     started at all (the caller records an infrastructure error). ``stdout`` and ``stderr`` are file
@@ -299,13 +296,13 @@ def run_command(
             if code is not None:
                 break
             now = time.monotonic()
-            if cancel is not None and cancel.is_set():
+            if _cancelled():
                 cancelled = True
             elif now >= deadline:
                 timed_out = True
             else:
                 # Wake when the process ends (pidfd becomes readable), at the deadline, or to look
-                # at the cancel flag a few times a second.
+                # at the cancel scope a few times a second.
                 wait = min(_CANCEL_CHECK_S, deadline - now)
                 if pidfd is not None:
                     select.select([pidfd], [], [], wait)

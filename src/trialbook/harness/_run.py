@@ -1,9 +1,9 @@
-"""The driver of ``trialbook run``: plans the attempts, hands them to an executor, writes the rows.
+"""``run_suite``: checks the options and the suite, opens (or resumes) the run, plans the attempts
+as self-contained specs and lets the driver run them on an executor.
 
-The driver is the only ledger writer. Before an attempt starts it writes a start marker; when the
-attempt's row comes back it writes the row, one transaction each. A harness killed at any instant
-therefore leaves finished attempts (rows) and cut-off attempts (markers without rows); ``--resume``
-runs exactly the attempts without a row again and records how many were cut off.
+The driver writes a start marker before each attempt and the row when it comes back, so a harness
+killed at any instant leaves finished attempts (rows) and cut-off attempts (markers without rows);
+a resume runs exactly the attempts without a row again and records how many were cut off.
 """
 
 from __future__ import annotations
@@ -14,21 +14,19 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
-from typing import Protocol
 
 from trialbook.errors import ArgumentError
-from trialbook.harness._attempt import AttemptSpec, RunContext, run_attempt
+from trialbook.harness._driver import Driver, Planned, RunProgress
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._process import sweep
 from trialbook.harness._sandbox import Tier, resolve_tier
-from trialbook.ledger import LedgerStore, Prepared, RunRecord, prepare
+from trialbook.harness._spec import AttemptSpec, Budget
+from trialbook.ledger import LedgerStore, RunRecord
 from trialbook.suite import (
     Lock,
     Suite,
@@ -37,9 +35,10 @@ from trialbook.suite import (
     check_lock,
     fixture_hash,
     load_suite,
+    oracle_hash,
 )
 
-__all__ = ["RunOptions", "RunProgress", "RunResult", "run_suite"]
+__all__ = ["RunOptions", "RunResult", "run_suite"]
 
 
 @dataclass(frozen=True)
@@ -54,21 +53,14 @@ class RunOptions:
     resume: str | None = None
     jobs: int = 1
     sandbox: str = "auto"
-    tier: str | None = None
-    """A subset of tasks named in suite.toml [tiers], e.g. smoke."""
+    """Sandbox tier: ``auto`` (bwrap where it works, else process), ``bwrap`` or ``process``."""
+    subset: str | None = None
+    """Run only the tasks of this subset named in suite.toml ``[subsets]``, e.g. ``smoke``."""
     executor: str = "local"
     pass_env: Mapping[str, str] = field(default_factory=dict)
     model_version: str | None = None
     rerun_reason: str | None = None
     grace_s: float = 2.0
-
-
-class RunProgress(Protocol):
-    """What the driver reports while it runs (the CLI draws a bar or prints lines)."""
-
-    def begin(self, run_id: str, total: int, done: int, notes: Sequence[str]) -> None: ...
-
-    def attempt(self, row: Mapping[str, object]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -103,25 +95,61 @@ def _hidden(suite_root: Path, ledger: Path, transcripts: Path, scratch: Path) ->
 
 
 def _plan(
-    tasks: Sequence[Task], k: int, seeds: Sequence[int], done: set[tuple[str, int]]
-) -> list[tuple[Task, int, int]]:
+    templates: Mapping[str, AttemptSpec],
+    k: int,
+    seeds: Sequence[int],
+    done: set[tuple[str, int]],
+) -> list[Planned]:
     """Attempts still to run, attempt-major (every task's attempt 0 first), so a partial run is even."""
     return [
-        (task, index, seeds[index])
+        Planned(template, index, seeds[index])
         for index in range(k)
-        for task in tasks
-        if (task.id, index) not in done
+        for task_id, template in templates.items()
+        if (task_id, index) not in done
     ]
 
 
-def _attempt(
-    spec: AttemptSpec, ctx: RunContext, stop: threading.Event
-) -> tuple[dict[str, object], Prepared] | None:
-    """Run one attempt and validate its row, in the worker (so the driver only writes)."""
-    row = run_attempt(spec, ctx, stop)
-    if row is None:
-        return None
-    return row, prepare([row], f"run {ctx.run_id}")
+def _templates(
+    tasks: Sequence[Task],
+    options: RunOptions,
+    *,
+    run_id: str,
+    tier: Tier,
+    temperature: float | None,
+    scratch: Path,
+    hidden: tuple[Path, ...],
+    run_fields: Mapping[str, object],
+) -> dict[str, AttemptSpec]:
+    """Each task's attempt spec, complete but for the attempt index, seed and start marker."""
+    return {
+        task.id: AttemptSpec(
+            run_id=run_id,
+            start_id=0,
+            task_id=task.id,
+            attempt_index=0,
+            agent=options.agent,
+            prompt=task.prompt,
+            fixture=task.fixture.resolve(),
+            fixture_hash=fixture_hash(task),
+            oracle=task.oracle.resolve(),
+            oracle_hash=oracle_hash(task),
+            grader=task.grader,
+            budget=Budget(
+                timeout_s=task.timeout_s,
+                grader_timeout_s=task.grader_timeout_s,
+                seed=0,
+                temperature=temperature,
+                network=task.network,
+            ),
+            tier=tier,
+            grace_s=options.grace_s,
+            hidden=hidden,
+            scratch=scratch,
+            pass_env=dict(options.pass_env),
+            row_fields={**run_fields, "stratum": task.stratum, "weight": task.weight},
+        )
+        for task in tasks
+    }
 
 
 def _check_agent(agent: str) -> None:
@@ -132,14 +160,15 @@ def _check_agent(agent: str) -> None:
     try:
         words = shlex.split(agent)
     except ValueError as exc:
-        raise ArgumentError(f"--agent: not a valid shell command ({exc})") from None
+        raise ArgumentError(f"not a valid shell command ({exc})", argument="agent") from None
     if not words:
-        raise ArgumentError("--agent: empty command")
+        raise ArgumentError("empty command", argument="agent")
     program = words[0]
     if "/" in program and not program.startswith("/") and Path(program).exists():
         raise ArgumentError(
-            f"--agent: {program!r} is relative to this folder, but the agent runs in a fresh "
-            f"workspace: give its absolute path ({Path(program).resolve()})"
+            f"{program!r} is relative to this folder, but the agent runs in a fresh "
+            f"workspace: give its absolute path ({Path(program).resolve()})",
+            argument="agent",
         )
 
 
@@ -160,17 +189,19 @@ def _stop_watchdog(watchdog: subprocess.Popen[bytes]) -> None:
 
 def _check_options(options: RunOptions) -> None:
     if options.jobs < 1:
-        raise ArgumentError(f"--jobs must be >= 1, got {options.jobs}")
+        raise ArgumentError(f"jobs must be >= 1, got {options.jobs}", argument="jobs")
     if options.executor != "local":
         raise ArgumentError(
-            f"--executor: only 'local' exists in this version, got {options.executor!r}"
+            f"executor must be 'local' (the only one in this version), got {options.executor!r}",
+            argument="executor",
         )
     if options.ledger.suffix.lower() != ".db":
         raise ArgumentError(
-            f"--ledger: the harness writes a SQLite ledger (.db), got {str(options.ledger)!r}"
+            f"ledger must be a SQLite ledger (.db) for the harness, got {str(options.ledger)!r}",
+            argument="ledger",
         )
     if options.resume is not None and not options.ledger.is_file():
-        raise ArgumentError(f"--resume: no ledger {str(options.ledger)!r} to resume from")
+        raise ArgumentError(f"no ledger {str(options.ledger)!r} to resume from", argument="resume")
     _check_agent(options.agent)
 
 
@@ -187,14 +218,18 @@ def _frozen_suite(root: Path) -> tuple[Suite, Lock]:
     return suite, check.current
 
 
-def _tasks_to_run(suite: Suite, lock: Lock, tier: str | None) -> tuple[list[Task], tuple[str, ...]]:
-    """The tasks of the tier (or all), and the quarantined ones among them, which are not run."""
+def _tasks_to_run(
+    suite: Suite, lock: Lock, subset: str | None
+) -> tuple[list[Task], tuple[str, ...]]:
+    """The tasks of the subset (or all), and the quarantined ones among them, which are not run."""
     tasks = list(suite.tasks)
-    if tier is not None:
-        if tier not in suite.tiers:
-            known = ", ".join(sorted(suite.tiers)) or "none"
-            raise ArgumentError(f"--tier: the suite has no tier {tier!r} (tiers: {known})")
-        members = set(suite.tiers[tier])
+    if subset is not None:
+        if subset not in suite.subsets:
+            known = ", ".join(sorted(suite.subsets)) or "none"
+            raise ArgumentError(
+                f"the suite has no subset {subset!r} (subsets: {known})", argument="subset"
+            )
+        members = set(suite.subsets[subset])
         tasks = [t for t in tasks if t.id in members]
     quarantined = tuple(t.id for t in tasks if t.id in lock.quarantined)
     return [t for t in tasks if t.id not in lock.quarantined], quarantined
@@ -231,17 +266,18 @@ def _open_run(
         return record, []
     status = store.run(options.resume)
     if status is None:
-        raise ArgumentError(f"--resume: no run {options.resume!r} in {options.ledger}")
+        raise ArgumentError(f"no run {options.resume!r} in {options.ledger}", argument="resume")
     record = status.record
     if record.dataset_id != dataset_id:
         raise SuiteError(
-            f"--resume: run {record.run_id!r} was made on dataset {record.dataset_id}, "
+            f"run {record.run_id!r}, to resume, was made on dataset {record.dataset_id}, "
             f"the suite is now {dataset_id}: start a new run"
         )
     if record.sandbox is not None and record.sandbox != tier:
         raise ArgumentError(
-            f"--resume: run {record.run_id!r} used the {record.sandbox} sandbox, this "
-            f"would use {tier}: pass --sandbox {record.sandbox}"
+            f"run {record.run_id!r} used the {record.sandbox} sandbox, this would use "
+            f"{tier}: resume it with the {record.sandbox} sandbox",
+            argument="sandbox",
         )
     # Processes an earlier, killed harness left behind die before anything runs again.
     sweep(f"{record.run_id}/", prefix=True)
@@ -254,81 +290,6 @@ def _open_run(
     return record, cut_off
 
 
-class _Driver:
-    """The loop of one run: keeps ``jobs`` attempts running and writes what comes back.
-
-    The only ledger writer. Each finished row is written in a transaction of its own; the start
-    markers of the attempts about to begin ride along with the last one.
-    """
-
-    def __init__(
-        self,
-        store: LedgerStore,
-        ctx: RunContext,
-        jobs: int,
-        progress: RunProgress | None,
-        stop: threading.Event,
-    ) -> None:
-        self.store, self.ctx, self.jobs, self.progress, self.stop = store, ctx, jobs, progress, stop
-        self.written = 0
-        self._finished: list[tuple[dict[str, object], Prepared]] = []
-
-    def _write(self, starting: list[tuple[Task, int, int]]) -> list[int]:
-        run_id = self.ctx.run_id
-        for _, validated in self._finished[:-1]:
-            self.store.write(run_id, [validated], [])
-        last = [validated for _, validated in self._finished[-1:]]
-        ids = self.store.write(run_id, last, [(task.id, index) for task, index, _ in starting])
-        self.written += len(self._finished)
-        if self.progress is not None:
-            for row, _ in self._finished:
-                self.progress.attempt(row)
-        self._finished.clear()
-        return ids
-
-    def drive(self, todo: list[tuple[Task, int, int]], executor: Executor) -> None:
-        """Run ``todo``; on any exception (or once ``stop`` is set) stop starting attempts, keep the
-        rows of those that finished, and leave the rest cut off."""
-        queue = deque(todo)
-        running: dict[Future[tuple[dict[str, object], Prepared] | None], AttemptSpec] = {}
-        try:
-            while queue or running or self._finished:
-                starting: list[tuple[Task, int, int]] = []
-                while queue and len(running) + len(starting) < self.jobs and not self.stop.is_set():
-                    starting.append(queue.popleft())
-                if starting or self._finished:
-                    for (task, index, seed), start_id in zip(
-                        starting, self._write(starting), strict=True
-                    ):
-                        spec = AttemptSpec(
-                            task=task, attempt_index=index, seed=seed, start_id=start_id
-                        )
-                        running[executor.submit(_attempt, spec, self.ctx, self.stop)] = spec
-                if self.stop.is_set() and not running:
-                    break
-                if not running:
-                    continue
-                done_now, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in done_now:
-                    running.pop(future)
-                    row = future.result()
-                    if row is not None:  # None: cut off by the stop; its marker stays without a row
-                        self._finished.append(row)
-        except BaseException:
-            self.stop.set()
-            for future in running:
-                future.cancel()
-            executor.shutdown()
-            for future in running:  # attempts that finished while stopping keep their rows
-                if future.done() and not future.cancelled() and future.exception() is None:
-                    row = future.result()
-                    if row is not None:
-                        self._finished.append(row)
-            if self._finished:
-                self._write([])
-            raise
-
-
 def run_suite(
     options: RunOptions,
     progress: RunProgress | None = None,
@@ -337,17 +298,16 @@ def run_suite(
 ) -> RunResult:
     """Run (or resume) one system on a frozen suite and append one row per finished attempt.
 
-    ``stop``: set it (e.g. on Ctrl-C) to stop cleanly: running attempts are killed and left without
-    a row (they are cut off and run again by ``--resume``), and the run records an 'interrupted' event.
+    ``stop``: set it (e.g. on Ctrl-C) to stop cleanly: the executor cancels the running attempts,
+    which are left without a row (cut off, run again by a resume), and the run records an
+    'interrupted' event. ``executor_factory``: makes the executor from ``jobs`` (default: a
+    :class:`LocalExecutor`).
     """
     _check_options(options)
     suite, lock = _frozen_suite(options.suite)
-    try:
-        tier, tier_note = resolve_tier(options.sandbox)
-    except ValueError as exc:
-        raise ArgumentError(str(exc)) from None
+    tier, tier_note = resolve_tier(options.sandbox)
     notes = [tier_note] if tier_note else []
-    tasks, quarantined = _tasks_to_run(suite, lock, options.tier)
+    tasks, quarantined = _tasks_to_run(suite, lock, options.subset)
     if quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(quarantined)}")
 
@@ -358,28 +318,20 @@ def run_suite(
         record, cut_off = _open_run(store, options, suite, lock.dataset_id, tier, harness_version)
         run_id = record.run_id
         done = store.finished(run_id)
-        todo = _plan(tasks, suite.k, suite.seeds, done)
         if cut_off:
             notes.append(f"{len(cut_off)} attempt(s) cut off by an earlier stop will run again")
         transcripts = options.ledger.parent / f"{options.ledger.stem}.transcripts" / run_id
         transcripts.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix="trialbook-run-")).resolve()
-        prompts = scratch / "prompts"
-        prompts.mkdir()
-        for task in tasks:
-            prompt = prompts / f"{task.id}.md"
-            prompt.write_text(task.prompt, encoding="utf-8")
-            prompt.chmod(0o444)
-        ctx = RunContext(
+        templates = _templates(
+            tasks,
+            options,
             run_id=run_id,
-            agent=options.agent,
             tier=tier,
             temperature=suite.temperature,
             scratch=scratch,
-            transcripts=transcripts,
-            transcript_base=options.ledger.parent,
-            prompts=prompts,
-            row_fields={
+            hidden=_hidden(suite.root, options.ledger, transcripts, scratch),
+            run_fields={
                 "system": record.system,
                 "dataset_id": lock.dataset_id,
                 "k_budget": suite.k,
@@ -388,15 +340,20 @@ def run_suite(
                 "harness_version": harness_version,
                 "sandbox": tier,
             },
-            fixture_hashes={t.id: fixture_hash(t) for t in tasks},
-            hidden=_hidden(suite.root, options.ledger, transcripts, scratch),
-            pass_env=dict(options.pass_env),
-            grace_s=options.grace_s,
         )
+        todo = _plan(templates, suite.k, suite.seeds, done)
         stop = stop or threading.Event()
         if progress is not None:
             progress.begin(run_id, len(todo) + len(done), len(done), notes)
-        driver = _Driver(store, ctx, options.jobs, progress, stop)
+        driver = Driver(
+            store,
+            run_id,
+            options.jobs,
+            transcripts=transcripts,
+            transcript_base=options.ledger.parent,
+            progress=progress,
+            stop=stop,
+        )
         watchdog = _start_watchdog(run_id)
         executor = (executor_factory or LocalExecutor)(options.jobs)
         try:

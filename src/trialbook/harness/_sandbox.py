@@ -24,6 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
+from trialbook.errors import ArgumentError
+
 __all__ = ["TIERS", "Limits", "SandboxSpec", "Tier", "bwrap_problem", "resolve_tier", "wrap"]
 
 Tier = Literal["bwrap", "process"]
@@ -86,17 +88,20 @@ def bwrap_problem() -> str | None:
 def resolve_tier(requested: str) -> tuple[Tier, str | None]:
     """The tier to use for ``auto | bwrap | process`` and a note when ``auto`` falls back.
 
-    Raises ``ValueError`` when bwrap is asked for explicitly and does not work here.
+    Raises :class:`ArgumentError` (a ``ValueError``) for another word, or when bwrap is asked for
+    explicitly and does not work here.
     """
     if requested == "process":
         return "process", None
+    if requested not in ("auto", "bwrap"):
+        raise ArgumentError(
+            f"sandbox must be auto, bwrap or process, got {requested!r}", argument="sandbox"
+        )
     problem = bwrap_problem()
     if requested == "bwrap":
         if problem:
-            raise ValueError(f"--sandbox bwrap: {problem}")
+            raise ArgumentError(f"sandbox 'bwrap' cannot be used: {problem}", argument="sandbox")
         return "bwrap", None
-    if requested != "auto":
-        raise ValueError(f"--sandbox: expected auto, bwrap or process, got {requested!r}")
     if problem:
         return "process", f"sandbox: using the process tier ({problem})"
     return "bwrap", None

@@ -9,8 +9,10 @@ from trialbook.suite._freeze import (
     find_leaks,
     fixture_hash,
     freeze,
+    oracle_hash,
     read_lock,
     suite_files,
+    tree_hash,
     write_lock,
 )
 from trialbook.suite._load import LOCK_NAME, Suite, Task, load_suite
@@ -28,7 +30,9 @@ __all__ = [
     "fixture_hash",
     "freeze",
     "load_suite",
+    "oracle_hash",
     "read_lock",
     "suite_files",
+    "tree_hash",
     "write_lock",
 ]

@@ -17,7 +17,7 @@ import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from trialbook.suite._load import Suite, SuiteError, Task, load_suite
 
@@ -29,8 +29,10 @@ __all__ = [
     "find_leaks",
     "fixture_hash",
     "freeze",
+    "oracle_hash",
     "read_lock",
     "suite_files",
+    "tree_hash",
     "write_lock",
 ]
 
@@ -118,11 +120,26 @@ def _hash_folder(h: _Hasher, kind: str, folder: Path) -> None:
         h.put("content", path.read_bytes())
 
 
+def tree_hash(folder: Path, kind: Literal["fixture", "oracle"]) -> str:
+    """Content hash of the files under ``folder`` (relative path, executable bit, bytes), framed as
+    the ``kind`` folder of a task; a missing folder hashes like an empty one.
+
+    The hash of a copy equals the hash of its source, which is how an attempt checks that the
+    fixture it was given is the one the run was planned with.
+    """
+    h = _Hasher()
+    _hash_folder(h, kind, folder)
+    return "sha256:" + h.hexdigest()
+
+
 def fixture_hash(task: Task) -> str:
     """Content hash of a task's fixture alone (recorded in every ledger row as ``fixture_hash``)."""
-    h = _Hasher()
-    _hash_folder(h, "fixture", task.fixture)
-    return "sha256:" + h.hexdigest()
+    return tree_hash(task.fixture, "fixture")
+
+
+def oracle_hash(task: Task) -> str:
+    """Content hash of a task's oracle alone (an attempt checks its oracle copy against it)."""
+    return tree_hash(task.oracle, "oracle")
 
 
 def _task_hash(task: Task) -> str:
@@ -197,7 +214,7 @@ def _asserted_values(source: str) -> list[str]:
 def find_leaks(task: Task) -> tuple[str, ...]:
     """Why the task's oracle counts as leaked into its prompt or fixture (empty: no leak found).
 
-    Two checks (seed 004): a significant line of any oracle file (at least ``MIN_LINE_CHARS``
+    Two checks (docs/methodology.md, "Oracle leaks and quarantine"): a significant line of any oracle file (at least ``MIN_LINE_CHARS``
     characters once whitespace is collapsed, not an import, definition or comment) appearing in the
     prompt or in a fixture file; and an expected value a Python oracle asserts (a literal of at least
     ``MIN_VALUE_CHARS`` characters) appearing there.

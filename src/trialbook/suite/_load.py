@@ -64,7 +64,8 @@ class Suite:
     seeds: tuple[int, ...]
     """One seed per attempt index, the same for every system run on the suite."""
     tasks: tuple[Task, ...]
-    tiers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    subsets: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Named subsets of the tasks (``[subsets]`` in suite.toml, e.g. ``smoke``), run alone on request."""
     strata: tuple[str, ...] = ()
     grader_version: str | None = None
     description: str | None = None
@@ -89,7 +90,7 @@ _SUITE_KEYS = {
     "seeds": "one integer per attempt index",
     "weights": "table: task id -> weight",
     "strata": "list of the strata tasks may declare",
-    "tiers": "table: tier name -> list of task ids",
+    "subsets": "table: subset name -> list of task ids",
     "grader_version": "version string of the suite's graders",
 }
 _TASK_KEYS = {
@@ -172,7 +173,10 @@ def load_suite(root: str | Path) -> Suite:
     data = _read_toml(path, check)
     if data is None:
         raise SuiteError(check.problems)
-    check.unknown(path, data, _SUITE_KEYS)
+    if "tiers" in data:
+        # "tier" means a sandbox tier only; the task subsets were called tiers before
+        check.add(path, "tiers", "the table of task subsets is now called [subsets]: rename it")
+    check.unknown(path, {k: v for k, v in data.items() if k != "tiers"}, _SUITE_KEYS)
     name = check.text(path, data, "name")
     if "name" not in data:
         check.add(path, "name", "required")
@@ -237,13 +241,13 @@ def load_suite(root: str | Path) -> Suite:
             check.add(path, where, f"names no task (tasks: {', '.join(sorted(ids))})")
         elif isinstance(w, bool) or not isinstance(w, int | float) or not w > 0:
             check.add(path, where, f"expected a number > 0, got {w!r}")
-    tiers: dict[str, tuple[str, ...]] = {}
-    raw_tiers = data.get("tiers", {})
-    if not isinstance(raw_tiers, dict):
-        check.add(path, "tiers", "expected a table: tier name = [task ids]")
-        raw_tiers = {}
-    for tier, members in raw_tiers.items():
-        where = f"tiers.{tier}"
+    subsets: dict[str, tuple[str, ...]] = {}
+    raw_subsets = data.get("subsets", {})
+    if not isinstance(raw_subsets, dict):
+        check.add(path, "subsets", "expected a table: subset name = [task ids]")
+        raw_subsets = {}
+    for subset, members in raw_subsets.items():
+        where = f"subsets.{subset}"
         if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
             check.add(path, where, f"expected a list of task ids, got {members!r}")
             continue
@@ -252,7 +256,7 @@ def load_suite(root: str | Path) -> Suite:
                 hint = difflib.get_close_matches(m, sorted(ids), n=1)
                 extra = f" (did you mean {hint[0]!r}?)" if hint else ""
                 check.add(path, where, f"names unknown task {m!r}{extra}")
-        tiers[tier] = tuple(members)
+        subsets[subset] = tuple(members)
     if check.problems:
         raise SuiteError(check.problems)
     assert name is not None
@@ -265,7 +269,7 @@ def load_suite(root: str | Path) -> Suite:
         temperature=temperature,
         seeds=seeds,
         tasks=tuple(tasks),
-        tiers=tiers,
+        subsets=subsets,
         strata=strata,
         grader_version=grader_version,
         description=data.get("description"),

@@ -1,0 +1,150 @@
+"""The driver's loop: keeps ``jobs`` attempts running, writes what comes back.
+
+The driver is the only writer of the ledger and of the raw output beside it. Before an attempt
+starts it writes a start marker; when the attempt's result comes back it keeps the raw output in
+``TRANSCRIPTS/TASK/ATTEMPT.START/`` and writes the row, one transaction each. Stopping is asked of
+the executor: once ``stop`` is set, no attempt starts and the executor cancels the running ones,
+which are left cut off (a marker without a row) for a resume to run again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections import deque
+from collections.abc import Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from pathlib import Path
+from typing import Protocol
+
+from trialbook.harness._attempt import run_attempt
+from trialbook.harness._executor import Executor
+from trialbook.harness._spec import AttemptResult, AttemptSpec
+from trialbook.ledger import LedgerStore, Prepared, prepare
+
+__all__ = ["Driver", "Planned", "RunProgress"]
+
+_POLL_S = 0.1
+"""How often the loop looks at ``stop`` while attempts run (a Ctrl-C is acted on this soon)."""
+
+
+class RunProgress(Protocol):
+    """What the driver reports while it runs (the CLI draws a bar or prints lines)."""
+
+    def begin(self, run_id: str, total: int, done: int, notes: Sequence[str]) -> None: ...
+
+    def attempt(self, row: Mapping[str, object]) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Planned:
+    """An attempt still to run: its task's spec (attempt 0, no start yet), its index and seed."""
+
+    template: AttemptSpec
+    attempt_index: int
+    seed: int
+
+    def spec(self, start_id: int) -> AttemptSpec:
+        """The attempt's spec once its start marker has an id."""
+        return dataclasses.replace(
+            self.template,
+            attempt_index=self.attempt_index,
+            start_id=start_id,
+            budget=dataclasses.replace(self.template.budget, seed=self.seed),
+        )
+
+
+class Driver:
+    """The loop of one run.
+
+    Each finished row is written in a transaction of its own; the start markers of the attempts
+    about to begin ride along with the last one.
+    """
+
+    def __init__(
+        self,
+        store: LedgerStore,
+        run_id: str,
+        jobs: int,
+        *,
+        transcripts: Path,
+        transcript_base: Path,
+        progress: RunProgress | None,
+        stop: threading.Event,
+    ) -> None:
+        self.store, self.run_id, self.jobs = store, run_id, jobs
+        self.transcripts, self.transcript_base = transcripts, transcript_base
+        self.progress, self.stop = progress, stop
+        self.written = 0
+        self._finished: list[tuple[dict[str, object], Prepared]] = []
+
+    def _row(self, spec: AttemptSpec, result: AttemptResult) -> tuple[dict[str, object], Prepared]:
+        """The row to write: the worker's, plus where its raw output is kept; validated."""
+        assert result.row is not None
+        row = dict(result.row)
+        if result.output:
+            folder = self.transcripts / spec.task_id / f"{spec.attempt_index}.{spec.start_id}"
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                for name, data in result.output.items():
+                    (folder / name).write_bytes(data)
+                row["transcript"] = folder.relative_to(self.transcript_base).as_posix()
+            except OSError as exc:
+                note = f"raw output not kept: {exc}"
+                row["error"] = f"{row['error']}; {note}" if row.get("error") else note
+        return row, prepare([row], f"run {self.run_id}")
+
+    def _write(self, starting: list[Planned]) -> list[int]:
+        finished = self._finished
+        for _, validated in finished[:-1]:
+            self.store.write(self.run_id, [validated], [])
+        last = [validated for _, validated in finished[-1:]]
+        starts = [(p.template.task_id, p.attempt_index) for p in starting]
+        ids = self.store.write(self.run_id, last, starts)
+        self.written += len(finished)
+        if self.progress is not None:
+            for row, _ in finished:
+                self.progress.attempt(row)
+        self._finished = []
+        return ids
+
+    def _collect(self, spec: AttemptSpec, future: Future[AttemptResult]) -> None:
+        result = future.result()
+        if not result.cancelled:  # cancelled: its marker stays without a row (cut off)
+            self._finished.append(self._row(spec, result))
+
+    def drive(self, todo: list[Planned], executor: Executor) -> None:
+        """Run ``todo``; on any exception (or once ``stop`` is set) start no attempt, have the
+        executor cancel the running ones, keep the rows of those that finished, and leave the rest
+        cut off."""
+        queue = deque(todo)
+        running: dict[Future[AttemptResult], AttemptSpec] = {}
+        cancelled = False
+        try:
+            while queue or running or self._finished:
+                if self.stop.is_set() and not cancelled:
+                    executor.cancel()
+                    cancelled = True
+                starting: list[Planned] = []
+                while queue and len(running) + len(starting) < self.jobs and not cancelled:
+                    starting.append(queue.popleft())
+                if starting or self._finished:
+                    for planned, start_id in zip(starting, self._write(starting), strict=True):
+                        spec = planned.spec(start_id)
+                        running[executor.submit(run_attempt, spec)] = spec
+                if cancelled and not running:
+                    break
+                if not running:
+                    continue
+                done_now, _ = wait(list(running), timeout=_POLL_S, return_when=FIRST_COMPLETED)
+                for future in done_now:
+                    self._collect(running.pop(future), future)
+        except BaseException:
+            self.stop.set()
+            executor.shutdown(cancel=True)
+            for future, spec in running.items():  # attempts that finished while stopping
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    self._collect(spec, future)
+            if self._finished:
+                self._write([])
+            raise

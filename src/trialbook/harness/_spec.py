@@ -1,0 +1,100 @@
+"""What travels between the driver and a worker: the attempt spec out, the attempt result back.
+
+Both are frozen and picklable and name nothing of the driver's machine but the suite's fixture and
+oracle folders, which travel with their content digests (the worker checks its copies against them).
+The prompt travels as text; the ledger and the transcript folder do not travel at all: the driver
+alone writes the row and the raw output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from trialbook.harness._sandbox import Tier
+
+__all__ = ["AttemptResult", "AttemptSpec", "Budget"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one attempt is given, from the frozen suite."""
+
+    timeout_s: float
+    """Wall-clock limit of the agent (TERM, grace, KILL when it is reached)."""
+    grader_timeout_s: float
+    """Wall-clock limit of the grader."""
+    seed: int
+    """The seed of this attempt index (the same for every system run on the suite)."""
+    temperature: float | None
+    """Sampling temperature given to the agent; None when the suite sets none."""
+    network: bool = False
+    """Whether the agent may reach the network (bwrap tier; the task opts in)."""
+
+
+@dataclass(frozen=True)
+class AttemptSpec:
+    """One attempt, complete: a worker on any machine with the suite's folders can run it."""
+
+    run_id: str
+    """The run this attempt belongs to."""
+    start_id: int
+    """The id of the start marker the driver wrote (unique per start, so a re-run has its own)."""
+    task_id: str
+    """The task attempted."""
+    attempt_index: int
+    """0 .. k-1."""
+    agent: str
+    """The agent's command, run through ``/bin/sh -c`` in the workspace."""
+    prompt: str
+    """The prompt text (the worker writes it to the file the agent is told of)."""
+    fixture: Path
+    """The task's fixture folder, copied into the fresh workspace."""
+    fixture_hash: str
+    """Content digest of the fixture (``trialbook.suite.fixture_hash``); the copy must match it."""
+    oracle: Path
+    """The task's oracle folder (may be absent: an empty oracle), copied for the grader only."""
+    oracle_hash: str
+    """Content digest of the oracle (``trialbook.suite.oracle_hash``); the copy must match it."""
+    grader: str
+    """The grader's shell command, run in the workspace after the agent; exit 0 = pass."""
+    budget: Budget
+    """Timeouts, seed, temperature, network."""
+    tier: Tier
+    """Sandbox tier of the agent and the grader."""
+    memory_mb: int = 8192
+    """Address-space limit of every process of the attempt."""
+    grace_s: float = 2.0
+    """Seconds between SIGTERM and SIGKILL when the attempt is stopped."""
+    hidden: tuple[Path, ...] = ()
+    """Folders the sandbox hides (bwrap tier): suite, ledger folder, transcripts, other attempts."""
+    scratch: Path | None = None
+    """Folder for the throwaway attempt folder; None: the system's temporary folder."""
+    pass_env: Mapping[str, str] = field(default_factory=dict)
+    """The only variables of the caller's environment the agent gets (allow-listed by name)."""
+    row_fields: Mapping[str, object] = field(default_factory=dict)
+    """Fields the row carries as given (system, dataset_id, k_budget, versions, sandbox, stratum,
+    weight)."""
+
+    @property
+    def token(self) -> str:
+        """The sandbox token every process of the agent carries (``RUN_ID/START_ID``)."""
+        return f"{self.run_id}/{self.start_id}"
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    """What a worker hands back to the driver."""
+
+    row: Mapping[str, object] | None
+    """The attempt's ledger row without ``transcript`` (the driver sets it when it keeps the output);
+    None when the executor cancelled the attempt: it is then cut off, not finished."""
+    output: Mapping[str, bytes] = field(default_factory=dict)
+    """Raw output by file name (``agent.stdout``, ``agent.stderr``, ``grader.stdout``,
+    ``grader.stderr``); only the streams that are not empty."""
+
+    @property
+    def cancelled(self) -> bool:
+        """The attempt was stopped by its executor and has no row."""
+        return self.row is None
