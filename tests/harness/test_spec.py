@@ -8,34 +8,10 @@ import pickle
 import time
 from pathlib import Path
 
-import trialbook.harness as harness
 from tests.conftest import make_suite
 from tests.harness.test_run import alive_with, unique_run_id, unique_seconds
 from trialbook.harness import AttemptSpec, Budget, LocalExecutor, run_attempt
 from trialbook.suite import fixture_hash, load_suite, oracle_hash
-
-
-def test_the_public_names_are_exactly_the_intended_ones() -> None:
-    assert set(harness.__all__) == {
-        "AttemptResult",
-        "AttemptSpec",
-        "Budget",
-        "Executor",
-        "GraderCase",
-        "GraderCheck",
-        "LocalExecutor",
-        "RunOptions",
-        "RunProgress",
-        "RunResult",
-        "Tier",
-        "bwrap_problem",
-        "grader_check",
-        "resolve_tier",
-        "run_attempt",
-        "run_suite",
-    }
-    for name in harness.__all__:
-        assert getattr(harness, name) is not None, name
 
 
 def spec_for(tmp_path: Path, agent: str, **task: object) -> AttemptSpec:

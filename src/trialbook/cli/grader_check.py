@@ -28,12 +28,9 @@ def grader_check(directory: Path, sandbox: str, jobs: int, fmt: str) -> None:
     from trialbook.suite import load_suite
 
     if jobs < 1:
-        raise ArgumentError(f"--jobs must be >= 1, got {jobs}")
+        raise ArgumentError(f"jobs must be >= 1, got {jobs}", argument="jobs")
     loaded = load_suite(directory)
-    try:
-        tier, note = resolve_tier(sandbox)
-    except ValueError as exc:
-        raise ArgumentError(str(exc)) from None
+    tier, note = resolve_tier(sandbox)
     if note:
         click.echo(note, err=True)
     result = check(loaded, tier, jobs)

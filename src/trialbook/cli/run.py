@@ -23,7 +23,7 @@ EXIT_INTERRUPTED = 130
 )
 @click.option(
     "--ledger",
-    "ledger_path",
+    "ledger",
     required=True,
     type=click.Path(dir_okay=False, path_type=Path),
     help="SQLite ledger (.db) to append to; created if absent. Raw output is kept beside it.",
@@ -61,7 +61,7 @@ EXIT_INTERRUPTED = 130
 def run(
     suite_dir: Path,
     agent: str,
-    ledger_path: Path,
+    ledger: Path,
     system: str | None,
     run_id: str | None,
     resume: str | None,
@@ -97,13 +97,13 @@ def run(
     options = RunOptions(
         suite=suite_dir,
         agent=agent,
-        ledger=ledger_path,
+        ledger=ledger,
         system=system,
         run_id=run_id,
         resume=resume,
         jobs=jobs,
         sandbox=sandbox,
-        tier=subset,
+        subset=subset,
         executor=executor,
         pass_env={name: os.environ[name] for name in pass_env},
         model_version=model_version,
