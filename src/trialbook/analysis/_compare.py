@@ -4,8 +4,9 @@
 - Pairing is by task: only tasks in both runs count; how many were dropped on each side is reported.
 - A differing ``dataset_id`` is an error unless ``allow_different_suites``; a differing grader version
   is an error unless ``allow_grader_change``; differing model, harness or sandbox are warnings.
-- Single attempt per task: McNemar's exact test and Newcombe's interval decide. Several attempts: the
-  paired task bootstrap decides (never a test that treats attempts of one task as independent).
+- One procedure gives the p-value, the interval and the decision: the paired sign-flip test over
+  tasks and the interval that inverts it (exact McNemar with single attempts; see
+  trialbook.stats.paired_test). Never a test that treats attempts of one task as independent.
 - The decision rule (docs/methodology.md, "Paired comparison and the decision rule"): improvement when the interval lies above 0, regression when below, else no
   detectable difference.
 """
@@ -26,16 +27,18 @@ from trialbook.ledger import Ledger, read_ledger
 from trialbook.stats import (
     McNemarResult,
     PairedDifference,
+    PairedTest,
     holm,
-    mcnemar_exact,
-    newcombe_paired_ci,
     paired_difference,
+    paired_test,
     pass_k_matrix,
 )
 
 __all__ = ["CompareOptions", "Comparison", "RunSide", "StratumDifference", "compare_runs"]
 
-Decision = Literal["improvement", "regression", "no detectable difference"]
+Decision = Literal[
+    "improvement", "regression", "no detectable difference", "not enough tasks to decide"
+]
 _METRIC = re.compile(r"^pass([@^])(\d+)$")
 
 
@@ -221,11 +224,13 @@ def _metric_values(run: _Run, idx: NDArray[np.intp], metric: str) -> NDArray[np.
     return (at if m.group(1) == "@" else hat)[:, 0]
 
 
-def _decide(low: float, high: float) -> Decision:
-    if low > 0:
-        return "improvement"
-    if high < 0:
-        return "regression"
+def _decide(test: PairedTest) -> Decision:
+    """The decision rule on the one procedure's result: act only when its interval excludes 0
+    (equivalently, its p-value is below 1 - confidence); never on a design that cannot decide."""
+    if not test.decidable:
+        return "not enough tasks to decide"
+    if test.p_value < 1 - test.confidence:
+        return "improvement" if test.estimate > 0 else "regression"
     return "no detectable difference"
 
 
@@ -287,31 +292,25 @@ def compare_runs(
         seed=options.seed,
     )
     single = bool((a.n[ia] == 1).all() and (b.n[ib] == 1).all())
+    test = paired_test(
+        vb - va, confidence=options.confidence, resamples=options.resamples, seed=options.seed
+    )
     mcn = None
-    ci_method = f"paired {options.method} bootstrap over tasks"
-    low, high, p_value = diff.ci_low, diff.ci_high, diff.p_value
     if single:
         fa, fb = a.first[ia], b.first[ib]
         both, only_a = int((fa & fb).sum()), int((fa & ~fb).sum())
         only_b, neither = int((~fa & fb).sum()), int((~fa & ~fb).sum())
-        # Newcombe's table puts the candidate first so that the interval is candidate - baseline
-        est, lo, hi = newcombe_paired_ci([[both, only_b], [only_a, neither]], options.confidence)
         mcn = McNemarResult(
             both=both,
             only_baseline=only_a,
             only_candidate=only_b,
             neither=neither,
-            p_value=mcnemar_exact(only_a, only_b),
-            difference=est,
-            ci_low=lo,
-            ci_high=hi,
+            p_value=test.p_value,
+            difference=test.estimate,
+            ci_low=test.ci_low,
+            ci_high=test.ci_high,
         )
-        ci_method, low, high, p_value = (
-            "Newcombe square-and-add (single attempts)",
-            lo,
-            hi,
-            mcn.p_value,
-        )
+    ci_method, low, high, p_value = test.method, test.ci_low, test.ci_high, test.p_value
 
     strata: list[StratumDifference] = []
     names = sorted({s for s in (a.strata[i] for i in ia) if s is not None})
@@ -320,18 +319,13 @@ def compare_runs(
         raw: list[StratumDifference] = []
         for s in names:
             sel = sa == s
-            sd = paired_difference(
-                va[sel],
-                vb[sel],
+            sd = paired_test(
+                vb[sel] - va[sel],
                 confidence=options.confidence,
                 resamples=options.resamples,
-                method=options.method,
                 seed=options.seed,
             )
             p = sd.p_value
-            if single:
-                fa, fb = a.first[ia][sel], b.first[ib][sel]
-                p = mcnemar_exact(int((fa & ~fb).sum()), int((~fa & fb).sum()))
             raw.append(
                 StratumDifference(s, int(sel.sum()), sd.estimate, sd.ci_low, sd.ci_high, p, None)
             )
@@ -376,7 +370,7 @@ def compare_runs(
         ci_high=high,
         p_value=p_value,
         mcnemar=mcn,
-        decision=_decide(low, high),
+        decision=_decide(test),
         strata=tuple(strata),
         warnings=tuple(warnings),
         confidence=options.confidence,

@@ -20,7 +20,8 @@ __all__ = ["compare"]
 @click.option(
     "--gate",
     type=click.Choice(["fail-on-regression", "require-improvement"]),
-    help="Turn the decision into the exit code: 1 on a regression, or 1 unless an improvement.",
+    help="Turn the decision into the exit code: 1 on a regression, or 1 unless an improvement; "
+    "1 also when there are too few tasks to decide either way.",
 )
 @interval_options
 @click.option(
@@ -50,7 +51,10 @@ def compare(
 
     The decision rule (docs/methodology.md, "Paired comparison and the decision rule"): improvement
     when the interval of the difference lies above 0, regression when below, otherwise no
-    detectable difference. Exit 1 when --gate fails, 2 on bad input.
+    detectable difference; "not enough tasks to decide" when no outcome of so few tasks could
+    reach the level. The p-value and the interval come from one test (a paired sign-flip test
+    over tasks, exact McNemar with single attempts), so they never disagree. Exit 1 when --gate
+    fails or cannot decide, 2 on bad input.
     """
     from trialbook import report as render
     from trialbook.analysis import CompareOptions, compare_runs
@@ -72,10 +76,14 @@ def compare(
         click.echo(render.to_json(render.compare_to_dict(result)))
     else:
         click.echo(render.compare_text(result, markdown=fmt == "markdown"), nl=False)
-    failed = (gate == "fail-on-regression" and result.decision == "regression") or (
-        gate == "require-improvement" and result.decision != "improvement"
+    undecided = result.decision == "not enough tasks to decide"
+    failed = gate is not None and (
+        undecided
+        or (gate == "fail-on-regression" and result.decision == "regression")
+        or (gate == "require-improvement" and result.decision != "improvement")
     )
     if gate:
-        click.echo(f"gate {gate}: {'FAILED' if failed else 'passed'} ({result.decision})", err=True)
+        verdict = "NOT DECIDED: too few tasks" if undecided else "FAILED" if failed else "passed"
+        click.echo(f"gate {gate}: {verdict} ({result.decision})", err=True)
     if failed:
         sys.exit(EXIT_GATE)

@@ -35,7 +35,6 @@ def compare_to_dict(c: Comparison) -> dict[str, Any]:
             "p_value": c.p_value,
             "se_unpaired": d.se_unpaired,
             "correlation": d.correlation,
-            "bootstrap_ci": [d.ci_low, d.ci_high],
             "mde": d.mde,
         },
         "mcnemar": None if c.mcnemar is None else asdict(c.mcnemar),
@@ -87,13 +86,19 @@ def compare_text(c: Comparison, *, markdown: bool = False) -> str:
             f"neither {m.neither}; exact p = {_p(m.p_value)}"
         )
     lines.append(
-        f"{b}DECISION: {c.decision} (act only when the interval excludes 0; minimum detectable effect at this "
-        f"design {_pp(d.mde).lstrip('+')} with 80% power)"
+        f"{b}DECISION: {c.decision} (act only when the interval excludes 0, i.e. p < "
+        f"{1 - c.confidence:.2g}; minimum detectable effect at this design "
+        f"{_pp(d.mde).lstrip('+')} with 80% power)"
     )
+    if c.decision == "not enough tasks to decide":
+        lines.append(
+            f"{b}too few tasks: even if every informative task went one way, p could not fall "
+            f"below {1 - c.confidence:.2g}; no decision and no gate verdict from this comparison"
+        )
     if c.strata:
         lines += [
             "",
-            "| stratum | tasks | difference | interval | p | p (Holm) |",
+            "| stratum | tasks | difference | interval (unadjusted) | p | p (Holm) |",
             "|---|---:|---:|---:|---:|---:|",
         ]
         for s in c.strata:

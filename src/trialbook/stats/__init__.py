@@ -18,9 +18,11 @@ from trialbook.stats._paired import (
 )
 from trialbook.stats._passk import PassKStep, pass_at_k, pass_hat_k, pass_k_matrix, pass_k_steps
 from trialbook.stats._plan import DesignOption, PlanResult, plan_design
+from trialbook.stats._signflip import EXACT_UP_TO, PairedTest, mcnemar_interval, paired_test
 from trialbook.stats._variance import VarianceComponents, variance_components
 
 __all__ = [
+    "EXACT_UP_TO",
     "BootstrapResult",
     "CIMethod",
     "CostSummary",
@@ -28,6 +30,7 @@ __all__ = [
     "EffortSummary",
     "McNemarResult",
     "PairedDifference",
+    "PairedTest",
     "PassKStep",
     "PlanResult",
     "Total",
@@ -37,8 +40,10 @@ __all__ = [
     "effort_summary",
     "holm",
     "mcnemar_exact",
+    "mcnemar_interval",
     "newcombe_paired_ci",
     "paired_difference",
+    "paired_test",
     "pass_at_k",
     "pass_hat_k",
     "pass_k_matrix",

@@ -1,0 +1,231 @@
+"""One procedure per paired comparison: the test, its p-value and the interval that inverts it.
+
+The paired randomization (sign-flip) test. Under the null that the two systems are exchangeable on
+every task, each per-task difference d_t = candidate_t - baseline_t is as likely to carry either
+sign, so the mean difference is compared with the means of the same differences under every (or
+``resamples`` random) sign pattern (Fisher 1935; Good 2005, ch. 3). It makes no normal
+approximation and holds at any number of tasks; with single attempts (d_t in {-1, 0, 1}) it is
+exactly McNemar's test.
+
+The interval is the set of shifts delta that the same test, applied to d_t - delta, does not
+reject (Lehmann 1963; the shift model): the interval excludes 0 exactly when the p-value is below
+1 - confidence, so the decision read off one can never contradict the other. With single attempts
+the interval is the Clopper-Pearson interval of the share of discordant tasks the candidate won,
+mapped to a difference of pass rates (it inverts the exact McNemar test, given the discordant
+count). Both target the mean difference over this suite's tasks.
+
+When even the most lopsided outcome of so few tasks could not reach the level (2 / 2^m >= 1 -
+confidence, m the tasks whose difference is not 0), no data can decide: the result says so.
+See docs/methodology.md, "Paired comparison and the decision rule".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from trialbook.errors import ArgumentError
+
+__all__ = ["EXACT_UP_TO", "PairedTest", "mcnemar_interval", "paired_test"]
+
+EXACT_UP_TO = 16
+"""Tasks up to which every sign pattern is enumerated (2^16 = 65,536); above, random patterns."""
+_TOLERANCE = 1e-12  # ties in floating point: a flipped mean equal to the observed one counts
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """The paired test of a difference and the interval that inverts it."""
+
+    estimate: float
+    """Mean per-task difference, candidate - baseline."""
+    ci_low: float
+    """Lower end of the interval that inverts the test."""
+    ci_high: float
+    """Upper end."""
+    p_value: float
+    """Two-sided p-value of 'no difference'."""
+    method: str
+    """What produced the interval and the p-value, in words."""
+    confidence: float
+    """Interval level; the test's level is 1 - confidence."""
+    tasks: int
+    """Paired tasks."""
+    informative: int
+    """Tasks whose difference is not 0 (discordant tasks with single attempts)."""
+    decidable: bool
+    """Whether any outcome of this many informative tasks could reach the level."""
+    exact: bool
+    """Every sign pattern enumerated (or the exact binomial), not a random sample of them."""
+    resamples: int | None
+    """Random sign patterns drawn (None when exact)."""
+    seed: int
+    """Seed of the random patterns."""
+
+
+def _check(confidence: float, resamples: int, seed: int) -> None:
+    if not 0 < confidence < 1:
+        raise ArgumentError(
+            f"confidence must lie strictly between 0 and 1, got {confidence!r}",
+            argument="confidence",
+        )
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 2:
+        raise ArgumentError(
+            f"resamples must be >= 2 (a whole number), got {resamples!r}", argument="resamples"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ArgumentError(f"seed must be >= 0 (a whole number), got {seed!r}", argument="seed")
+
+
+def _decidable(informative: int, alpha: float) -> bool:
+    """Whether the smallest two-sided p-value m informative tasks can give, 2 / 2^m, is below alpha."""
+    return informative >= 1 and 2.0 ** (1 - informative) < alpha
+
+
+def mcnemar_interval(
+    only_baseline: int, only_candidate: int, tasks: int, confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """Difference of pass rates and the interval that inverts the exact McNemar test.
+
+    Given D = only_baseline + only_candidate discordant tasks of ``tasks``, the candidate's share of
+    them has the Clopper-Pearson interval [p_lo, p_hi] (Clopper and Pearson 1934); the difference is
+    (D / tasks) (2 p - 1). The interval excludes 0 exactly when the doubled-tail exact test of
+    p = 1/2 rejects at 1 - confidence.
+    """
+    from scipy.stats import beta
+
+    b, c, n = int(only_baseline), int(only_candidate), int(tasks)
+    if b < 0 or c < 0 or n < b + c or n < 1:
+        raise ArgumentError(
+            f"discordant counts must be >= 0 and at most the {n} tasks, got {b} and {c}",
+            argument="tasks",
+        )
+    d = b + c
+    if d == 0:
+        return 0.0, 0.0, 0.0
+    a = (1 - confidence) / 2
+    lo = 0.0 if c == 0 else float(beta.ppf(a, c, d - c + 1))
+    hi = 1.0 if c == d else float(beta.ppf(1 - a, c + 1, d - c))
+    scale = d / n
+    return (c - b) / n, scale * (2 * lo - 1), scale * (2 * hi - 1)
+
+
+def paired_test(
+    differences: ArrayLike,
+    *,
+    confidence: float = 0.95,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> PairedTest:
+    """The sign-flip test of per-task differences and its inverted interval (see the module doc).
+
+    With every difference in {-1, 0, 1} (single attempts) the p-value is McNemar's exact one and the
+    interval :func:`mcnemar_interval`. Otherwise every sign pattern is enumerated for up to
+    :data:`EXACT_UP_TO` tasks, else ``resamples`` random patterns are drawn (seeded) and the
+    p-value is (1 + patterns at least as extreme) / (1 + resamples), which keeps the test's level.
+    """
+    _check(confidence, resamples, seed)
+    d = np.asarray(differences, dtype=np.float64)
+    if d.ndim != 1 or d.size == 0 or not np.isfinite(d).all():
+        raise ArgumentError(
+            "differences must be a non-empty 1-D array of finite numbers", argument="differences"
+        )
+    alpha = 1 - confidence
+    t = int(d.size)
+    informative = int(np.count_nonzero(d))
+    decidable = _decidable(informative, alpha)
+    estimate = float(d.mean())
+    if np.isin(d, (-1.0, 0.0, 1.0)).all():
+        from scipy.stats import binom
+
+        b, c = int((d < 0).sum()), int((d > 0).sum())
+        p = 1.0 if b + c == 0 else float(min(1.0, 2 * binom.cdf(min(b, c), b + c, 0.5)))
+        est, lo, hi = mcnemar_interval(b, c, t, confidence)
+        return PairedTest(
+            est,
+            lo,
+            hi,
+            p,
+            "exact McNemar test; Clopper-Pearson interval of the discordant tasks (inverts it)",
+            confidence,
+            t,
+            informative,
+            decidable,
+            True,
+            None,
+            seed,
+        )
+
+    exact = t <= EXACT_UP_TO
+    signs = _signs(t, resamples, seed, exact)
+    flipped = signs @ d / t  # mean of s * d for each pattern
+    share = (
+        signs.sum(axis=1) / t
+    )  # mean of s: the flipped mean of d - delta is flipped - delta*share
+    total = signs.shape[0] + (0 if exact else 1)
+
+    def p_at(delta: float) -> float:
+        observed = abs(estimate - delta)
+        extreme = np.abs(flipped - delta * share) >= observed * (1 - _TOLERANCE)
+        return float((int(extreme.sum()) + (0 if exact else 1)) / total)
+
+    p0 = p_at(0.0)
+    lo = _edge(p_at, estimate, -1.0, alpha)
+    hi = _edge(p_at, estimate, 1.0, alpha)
+    # the interval excludes 0 exactly when the test rejects: a bound on 0's side is moved to the
+    # test's own crossing (it differs from the outer one only where p(delta) is not monotone)
+    if p0 < alpha and lo <= 0 <= hi:
+        if estimate > 0:
+            lo = _edge(p_at, estimate, 0.0, alpha)
+        else:
+            hi = _edge(p_at, estimate, 0.0, alpha)
+    elif p0 >= alpha:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    method = (
+        "sign-flip test over every sign pattern"
+        if exact
+        else f"sign-flip test, {resamples} random sign patterns"
+    ) + "; interval: the shifts it does not reject"
+    return PairedTest(
+        estimate,
+        lo,
+        hi,
+        p0,
+        method,
+        confidence,
+        t,
+        informative,
+        decidable,
+        exact,
+        None if exact else resamples,
+        seed,
+    )
+
+
+def _signs(t: int, resamples: int, seed: int, exact: bool) -> NDArray[np.float64]:
+    if exact:
+        codes = np.arange(2**t, dtype=np.int64)[:, None] >> np.arange(t, dtype=np.int64)
+        return np.where(codes & 1, 1.0, -1.0)
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 2, size=(resamples, t), dtype=np.int8).astype(np.float64) * 2 - 1
+
+
+def _edge(p_at: Callable[[float], float], inside: float, outside: float, alpha: float) -> float:
+    """Where p(delta) crosses alpha between ``inside`` (accepted) and ``outside``, by bisection; the
+    accepted end of the last bracket (the interval is closed on what the test accepts)."""
+    if p_at(outside) >= alpha:
+        return outside
+    a, b = inside, outside
+    for _ in range(60):
+        mid = (a + b) / 2
+        if p_at(mid) >= alpha:
+            a = mid
+        else:
+            b = mid
+        if math.isclose(a, b, abs_tol=1e-12):
+            break
+    return a
