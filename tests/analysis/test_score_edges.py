@@ -1,0 +1,47 @@
+"""Edges of scoring that a mutation sample found untested (the policy in analysis/_score.py)."""
+
+from __future__ import annotations
+
+from tests.conftest import base_row
+from trialbook.analysis import score_ledger
+from trialbook.ledger import ledger_from_rows
+
+
+def test_a_quarantined_infra_error_is_not_counted_as_an_infra_error() -> None:
+    # quarantined rows (oracle_leak) are counted and listed as quarantined, never scored: an infra
+    # error among them is not one of the run's scored infrastructure errors
+    rows = [
+        base_row("a", 0, passed=True, k=2, status="passed"),
+        base_row("a", 1, passed=False, k=2, status="infra_error"),
+        base_row("b", 0, passed=False, k=2, status="infra_error", oracle_leak=True),
+        base_row("b", 1, passed=True, k=2, status="passed"),
+    ]
+    [run] = score_ledger(ledger_from_rows(rows, "q.jsonl", default_run="r")).runs
+    assert run.quarantined == (("b", 0),)
+    assert run.infra_errors == 1
+    assert run.attempts == 3
+
+
+def test_the_pooled_attempt_rate_is_passes_over_attempts() -> None:
+    # pooled rate = sum(c) / sum(n) over all attempts, not the mean of per-task rates:
+    # task a 1 of 1, task b 0 of 3 -> 1/4 (the task mean would be (1 + 0) / 2)
+    rows = [base_row("a", 0, passed=True, k=3)] + [
+        base_row("b", i, passed=False, k=3) for i in range(3)
+    ]
+    [run] = score_ledger(ledger_from_rows(rows, "p.jsonl", default_run="r")).runs
+    assert run.pooled_attempt_rate.estimate == 1 / 4
+    assert run.metrics["pass@1"].estimate == (1 + 0) / 2
+
+
+def test_confidence_one_is_refused_when_the_options_are_made() -> None:
+    # a two-sided level must lie strictly between 0 and 1: 100% has no finite interval
+    import pytest
+
+    from trialbook.analysis import ScoreOptions
+    from trialbook.errors import ArgumentError
+
+    for bad in (1, 1.0, 0.0):
+        with pytest.raises(ArgumentError, match="strictly between 0 and 1") as info:
+            ScoreOptions(confidence=bad)
+        assert info.value.argument == "confidence"
+    assert ScoreOptions(confidence=0.999).confidence == 0.999
