@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from scipy.stats import binom
 
 from tests.conftest import base_row, matrix_rows, shared_path, write_jsonl
 from trialbook.cli import main
@@ -51,7 +52,11 @@ def test_swe_bench_verified_mcnemar(
     m = doc["mcnemar"]
     assert (m["both"], m["only_baseline"], m["only_candidate"], m["neither"]) == table
     assert m["p_value"] == pytest.approx(p, abs=5e-7)
-    assert doc["difference"]["p_value"] == m["p_value"]
+    # the decision's own p-value is the mid-p form of the same test (first principles: the exact
+    # p less half the probability of the observed table and its mirror)
+    b, c = m["only_baseline"], m["only_candidate"]
+    mid = p - binom.pmf(min(b, c), b + c, 0.5)
+    assert doc["difference"]["p_value"] == pytest.approx(mid, abs=5e-7)
     assert doc["tasks"] == 500
     assert doc["decision"] == "no detectable difference"
     assert doc["baseline"]["estimate"] == pytest.approx(338 / 500)

@@ -7,20 +7,29 @@ from __future__ import annotations
 import pytest
 
 from trialbook.analysis._compare import _decide
+from trialbook.stats import PairedTest
+
+
+def _test(estimate: float, p_value: float, *, decidable: bool = True) -> PairedTest:
+    return PairedTest(estimate, 0.0, 0.0, p_value, "m", 0.95, 30, 10, decidable, True, None, 0)
 
 
 @pytest.mark.parametrize(
-    ("low", "high", "decision"),
+    ("estimate", "p_value", "decidable", "decision"),
     [
-        (0.0, 0.2, "no detectable difference"),
-        (-0.2, 0.0, "no detectable difference"),
-        (0.0, 0.0, "no detectable difference"),
-        (1e-12, 0.2, "improvement"),
-        (-0.2, -1e-12, "regression"),
+        # the level itself does not reject: act only when p < 1 - confidence
+        (0.2, 0.05, True, "no detectable difference"),
+        (-0.2, 0.05, True, "no detectable difference"),
+        (0.2, 0.05 - 1e-12, True, "improvement"),
+        (-0.2, 0.05 - 1e-12, True, "regression"),
+        # a design that cannot reach the level decides nothing, whatever its p-value
+        (0.5, 0.0, False, "not enough tasks to decide"),
     ],
 )
-def test_an_interval_touching_zero_decides_nothing(low: float, high: float, decision: str) -> None:
-    assert _decide(low, high) == decision
+def test_the_decision_is_read_off_the_one_procedure(
+    estimate: float, p_value: float, decidable: bool, decision: str
+) -> None:
+    assert _decide(_test(estimate, p_value, decidable=decidable)) == decision
 
 
 @pytest.mark.parametrize("name", ["between_var", "within_var"])

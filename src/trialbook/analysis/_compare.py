@@ -29,6 +29,7 @@ from trialbook.stats import (
     PairedDifference,
     PairedTest,
     holm,
+    mcnemar_exact,
     paired_difference,
     paired_test,
     pass_k_matrix,
@@ -229,7 +230,7 @@ def _decide(test: PairedTest) -> Decision:
     (equivalently, its p-value is below 1 - confidence); never on a design that cannot decide."""
     if not test.decidable:
         return "not enough tasks to decide"
-    if test.p_value < 1 - test.confidence:
+    if test.rejects:
         return "improvement" if test.estimate > 0 else "regression"
     return "no detectable difference"
 
@@ -305,7 +306,7 @@ def compare_runs(
             only_baseline=only_a,
             only_candidate=only_b,
             neither=neither,
-            p_value=test.p_value,
+            p_value=mcnemar_exact(only_a, only_b),
             difference=test.estimate,
             ci_low=test.ci_low,
             ci_high=test.ci_high,

@@ -83,7 +83,7 @@ def compare_text(c: Comparison, *, markdown: bool = False) -> str:
         m = c.mcnemar
         lines.append(
             f"{b}McNemar: both {m.both}, only baseline {m.only_baseline}, only candidate {m.only_candidate}, "
-            f"neither {m.neither}; exact p = {_p(m.p_value)}"
+            f"neither {m.neither} (the mid-p McNemar test above decides)"
         )
     lines.append(
         f"{b}DECISION: {c.decision} (act only when the interval excludes 0, i.e. p < "

@@ -18,7 +18,13 @@ from trialbook.stats._paired import (
 )
 from trialbook.stats._passk import PassKStep, pass_at_k, pass_hat_k, pass_k_matrix, pass_k_steps
 from trialbook.stats._plan import DesignOption, PlanResult, plan_design
-from trialbook.stats._signflip import EXACT_UP_TO, PairedTest, mcnemar_interval, paired_test
+from trialbook.stats._signflip import (
+    EXACT_UP_TO,
+    PairedTest,
+    mcnemar_interval,
+    mcnemar_mid_p,
+    paired_test,
+)
 from trialbook.stats._variance import VarianceComponents, variance_components
 
 __all__ = [
@@ -41,6 +47,7 @@ __all__ = [
     "holm",
     "mcnemar_exact",
     "mcnemar_interval",
+    "mcnemar_mid_p",
     "newcombe_paired_ci",
     "paired_difference",
     "paired_test",

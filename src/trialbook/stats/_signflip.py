@@ -5,16 +5,19 @@ every task, each per-task difference d_t = candidate_t - baseline_t is as likely
 sign, so the mean difference is compared with the means of the same differences under every (or
 ``resamples`` random) sign pattern (Fisher 1935; Good 2005, ch. 3). It makes no normal
 approximation and holds at any number of tasks; with single attempts (d_t in {-1, 0, 1}) it is
-exactly McNemar's test.
+McNemar's test. Its p-value is the mid-p (patterns as extreme as the observed one count half:
+Lancaster 1961): the exact test's discreteness makes it reject far below its level with few
+informative tasks, and the mid-p version keeps the level much closer to nominal (for McNemar's
+test: Fagerland, Lydersen and Laake 2013, BMC Medical Research Methodology 13:91).
 
 The interval is the set of shifts delta that the same test, applied to d_t - delta, does not
 reject (Lehmann 1963; the shift model): the interval excludes 0 exactly when the p-value is below
 1 - confidence, so the decision read off one can never contradict the other. With single attempts
 the interval is the Clopper-Pearson interval of the share of discordant tasks the candidate won,
-mapped to a difference of pass rates (it inverts the exact McNemar test, given the discordant
-count). Both target the mean difference over this suite's tasks.
+mapped to a difference of pass rates, in its mid-p form (it inverts the mid-p McNemar test, given
+the discordant count). Both target the mean difference over this suite's tasks.
 
-When even the most lopsided outcome of so few tasks could not reach the level (2 / 2^m >= 1 -
+When even the most lopsided outcome of so few tasks could not reach the level (mid-p 2^-m >= 1 -
 confidence, m the tasks whose difference is not 0), no data can decide: the result says so.
 See docs/methodology.md, "Paired comparison and the decision rule".
 """
@@ -30,7 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialbook.errors import ArgumentError
 
-__all__ = ["EXACT_UP_TO", "PairedTest", "mcnemar_interval", "paired_test"]
+__all__ = ["EXACT_UP_TO", "PairedTest", "mcnemar_interval", "mcnemar_mid_p", "paired_test"]
 
 EXACT_UP_TO = 16
 """Tasks up to which every sign pattern is enumerated (2^16 = 65,536); above, random patterns."""
@@ -66,6 +69,20 @@ class PairedTest:
     seed: int
     """Seed of the random patterns."""
 
+    @property
+    def alpha(self) -> float:
+        """The test's level, 1 - confidence (rounded so that 0.95 gives exactly 0.05)."""
+        return _level(self.confidence)
+
+    @property
+    def rejects(self) -> bool:
+        """Whether the test rejects 'no difference' (p < alpha), i.e. the interval excludes 0."""
+        return self.decidable and self.p_value < self.alpha
+
+
+def _level(confidence: float) -> float:
+    return round(1 - confidence, 12)
+
 
 def _check(confidence: float, resamples: int, seed: int) -> None:
     if not 0 < confidence < 1:
@@ -82,21 +99,37 @@ def _check(confidence: float, resamples: int, seed: int) -> None:
 
 
 def _decidable(informative: int, alpha: float) -> bool:
-    """Whether the smallest two-sided p-value m informative tasks can give, 2 / 2^m, is below alpha."""
-    return informative >= 1 and 2.0 ** (1 - informative) < alpha
+    """Whether the smallest two-sided mid-p m informative tasks can give, 2^-m, is below alpha."""
+    return informative >= 1 and 2.0 ** (-informative) < alpha
+
+
+def mcnemar_mid_p(only_baseline: int, only_candidate: int) -> float:
+    """Two-sided mid-p McNemar test: P(|S| > |s|) + P(|S| = |s|) / 2 for S = 2X - n, X ~ Bin(n, 1/2)
+    (twice the smaller tail with the observed count taken half; at b = c, 1 - P(X = n/2) / 2)."""
+    from scipy.stats import binom
+
+    b, c = int(only_baseline), int(only_candidate)
+    n = b + c
+    if n == 0:
+        return 1.0
+    k = min(b, c)
+    if b == c:
+        return float(1 - 0.5 * binom.pmf(k, n, 0.5))
+    return float(2 * binom.cdf(k, n, 0.5) - binom.pmf(k, n, 0.5))
 
 
 def mcnemar_interval(
     only_baseline: int, only_candidate: int, tasks: int, confidence: float = 0.95
 ) -> tuple[float, float, float]:
-    """Difference of pass rates and the interval that inverts the exact McNemar test.
+    """Difference of pass rates and the interval that inverts the mid-p McNemar test.
 
     Given D = only_baseline + only_candidate discordant tasks of ``tasks``, the candidate's share of
-    them has the Clopper-Pearson interval [p_lo, p_hi] (Clopper and Pearson 1934); the difference is
-    (D / tasks) (2 p - 1). The interval excludes 0 exactly when the doubled-tail exact test of
-    p = 1/2 rejects at 1 - confidence.
+    them has the mid-p Clopper-Pearson interval [p_lo, p_hi] (Clopper and Pearson 1934; mid-p:
+    Berry and Armitage 1995); the difference is (D / tasks) (2 p - 1). The interval excludes 0
+    exactly when the two-sided mid-p test of p = 1/2 rejects at 1 - confidence.
     """
-    from scipy.stats import beta
+    from scipy.optimize import brentq
+    from scipy.stats import binom
 
     b, c, n = int(only_baseline), int(only_candidate), int(tasks)
     if b < 0 or c < 0 or n < b + c or n < 1:
@@ -107,9 +140,16 @@ def mcnemar_interval(
     d = b + c
     if d == 0:
         return 0.0, 0.0, 0.0
-    a = (1 - confidence) / 2
-    lo = 0.0 if c == 0 else float(beta.ppf(a, c, d - c + 1))
-    hi = 1.0 if c == d else float(beta.ppf(1 - a, c + 1, d - c))
+    a = _level(confidence) / 2
+
+    def upper_tail(p: float) -> float:  # P(X > c) + P(X = c) / 2
+        return float(binom.sf(c, d, p) + 0.5 * binom.pmf(c, d, p))
+
+    def lower_tail(p: float) -> float:  # P(X < c) + P(X = c) / 2
+        return float(binom.cdf(c, d, p) - 0.5 * binom.pmf(c, d, p))
+
+    lo = 0.0 if c == 0 else float(brentq(lambda p: upper_tail(p) - a, 0.0, 1.0, xtol=1e-14))
+    hi = 1.0 if c == d else float(brentq(lambda p: lower_tail(p) - a, 0.0, 1.0, xtol=1e-14))
     scale = d / n
     return (c - b) / n, scale * (2 * lo - 1), scale * (2 * hi - 1)
 
@@ -134,23 +174,21 @@ def paired_test(
         raise ArgumentError(
             "differences must be a non-empty 1-D array of finite numbers", argument="differences"
         )
-    alpha = 1 - confidence
+    alpha = _level(confidence)
     t = int(d.size)
     informative = int(np.count_nonzero(d))
     decidable = _decidable(informative, alpha)
     estimate = float(d.mean())
     if np.isin(d, (-1.0, 0.0, 1.0)).all():
-        from scipy.stats import binom
-
         b, c = int((d < 0).sum()), int((d > 0).sum())
-        p = 1.0 if b + c == 0 else float(min(1.0, 2 * binom.cdf(min(b, c), b + c, 0.5)))
         est, lo, hi = mcnemar_interval(b, c, t, confidence)
         return PairedTest(
             est,
             lo,
             hi,
-            p,
-            "exact McNemar test; Clopper-Pearson interval of the discordant tasks (inverts it)",
+            mcnemar_mid_p(b, c),
+            "mid-p McNemar test; mid-p Clopper-Pearson interval of the discordant tasks "
+            "(inverts it)",
             confidence,
             t,
             informative,
@@ -168,10 +206,12 @@ def paired_test(
     )  # mean of s: the flipped mean of d - delta is flipped - delta*share
     total = signs.shape[0] + (0 if exact else 1)
 
-    def p_at(delta: float) -> float:
+    def p_at(delta: float) -> float:  # mid-p: ties with the observed mean count half
         observed = abs(estimate - delta)
-        extreme = np.abs(flipped - delta * share) >= observed * (1 - _TOLERANCE)
-        return float((int(extreme.sum()) + (0 if exact else 1)) / total)
+        stat = np.abs(flipped - delta * share)
+        beyond = int((stat > observed * (1 + _TOLERANCE)).sum())
+        ties = int((stat >= observed * (1 - _TOLERANCE)).sum()) - beyond + (0 if exact else 1)
+        return float((beyond + 0.5 * ties) / total)
 
     p0 = p_at(0.0)
     lo = _edge(p_at, estimate, -1.0, alpha)

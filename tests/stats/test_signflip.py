@@ -1,0 +1,100 @@
+"""The one procedure of a paired comparison: its p-value against references computed here, and
+its interval inverting it exactly (the decision read off either is the same)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import binom
+from statsmodels.stats.contingency_tables import mcnemar
+
+from trialbook.stats import mcnemar_interval, mcnemar_mid_p, paired_test
+
+
+@pytest.mark.parametrize(("only_a", "only_b"), [(56, 37), (42, 34), (0, 7), (9, 0), (3, 3), (1, 0)])
+def test_single_attempt_p_value_is_the_mid_p_mcnemar(only_a: int, only_b: int) -> None:
+    # first principles: the exact McNemar p (statsmodels) less the probability of the observed
+    # table itself, taken half from each of the two tails (Lancaster's mid-p)
+    d = np.array([-1.0] * only_a + [1.0] * only_b + [0.0] * 40)
+    t = paired_test(d)
+    n, k = only_a + only_b, min(only_a, only_b)
+    exact = mcnemar([[20, only_a], [only_b, 20]], exact=True).pvalue
+    # the observed |S| is reached by one table (b = c) or by two mirrored ones
+    point = binom.pmf(k, n, 0.5) * (1 if only_a == only_b else 2)
+    tail_beyond = (1 - point) if only_a == only_b else exact - point
+    assert t.p_value == pytest.approx(tail_beyond + point / 2, rel=1e-9)
+    assert t.estimate == pytest.approx((only_b - only_a) / d.size)
+
+
+def test_the_swe_bench_sized_pair_with_56_vs_37_agrees_with_itself() -> None:
+    # the case a user met: p = 0.061 printed beside an interval ending at -0.0 and "regression".
+    # Now the interval, the p-value and the decision come from one test (mid-p 0.0495 here)
+    d = np.array([-1.0] * 56 + [1.0] * 37 + [0.0] * 407)
+    t = paired_test(d)
+    assert t.p_value < 0.05
+    assert t.ci_high < 0
+    assert t.rejects
+    t99 = paired_test(d, confidence=0.99)
+    assert t99.ci_low < 0 < t99.ci_high
+    assert not t99.rejects
+
+
+def _brute_p(d: np.ndarray) -> float:
+    # mid-p: patterns beyond the observed mean count whole, those equal to it half
+    observed = abs(d.mean())
+    flips = [abs((np.array(s) * d).mean()) for s in itertools.product((-1, 1), repeat=d.size)]
+    beyond = sum(f > observed * (1 + 1e-12) for f in flips)
+    ties = sum(abs(f - observed) <= observed * 1e-12 for f in flips)
+    return (beyond + ties / 2) / len(flips)
+
+
+@pytest.mark.parametrize(
+    "d", [[0.5, 0.5], [1 / 3, 2 / 3, -1 / 3, 0.0, 1.0], [0.2, -0.1, 0.4, 0.3, 0.6, 0.5, -0.2, 0.7]]
+)
+def test_every_sign_pattern_is_counted(d: list[float]) -> None:
+    # first principles: enumerate the 2^T sign patterns by hand
+    arr = np.array(d)
+    assert paired_test(arr).p_value == pytest.approx(_brute_p(arr), rel=1e-12)
+
+
+def test_too_few_tasks_cannot_decide() -> None:
+    # 2 tasks x 2 attempts, baseline 0/2 on each, candidate 1/2 on each: the smallest mid-p two
+    # tasks can give is 2^-2 = 0.25, so no outcome could decide
+    t = paired_test([0.5, 0.5])
+    assert (t.p_value, t.decidable, t.rejects) == (0.25, False, False)
+    assert t.ci_low <= 0 <= t.ci_high
+    only = paired_test([1.0, 1.0])  # two tasks, only the candidate passes
+    assert (only.p_value, only.decidable) == (0.25, False)
+    # five informative tasks all one way: 2^-5 = 0.031 < 0.05 decides; four cannot (0.0625)
+    assert paired_test([1.0] * 5).rejects
+    assert not paired_test([1.0] * 4 + [0.0] * 30).decidable
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(-3, 3), min_size=1, max_size=24),
+    st.sampled_from([0.8, 0.9, 0.95]),
+)
+def test_the_interval_excludes_zero_exactly_when_the_test_rejects(
+    thirds: list[int], confidence: float
+) -> None:
+    d = np.array(thirds, dtype=float) / 3
+    t = paired_test(d, confidence=confidence, resamples=2000, seed=1)
+    excludes = t.ci_low > 0 or t.ci_high < 0
+    assert excludes == (t.p_value < t.alpha)
+    assert t.ci_low <= t.estimate <= t.ci_high
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 40), st.integers(0, 40), st.integers(0, 40))
+def test_the_mcnemar_interval_inverts_the_exact_test(b: int, c: int, same: int) -> None:
+    tasks = b + c + same
+    if tasks == 0:
+        return
+    est, lo, hi = mcnemar_interval(b, c, tasks)
+    assert (lo > 0 or hi < 0) == (mcnemar_mid_p(b, c) < 0.05)
+    assert lo <= est <= hi
