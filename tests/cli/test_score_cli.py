@@ -57,7 +57,7 @@ def test_json_contract(tmp_path: Path, vectors: dict[str, Any]) -> None:
         se_7f["se_mean (task-clustered, = sd(task means, ddof=1)/sqrt(T))"], abs=1e-9
     )
     assert r["ci"] == {
-        "method": "percentile",
+        "method": "wilson",
         "confidence": 0.95,
         "resamples": 10_000,
         "seed": 0,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from trialbook.analysis._options import IntervalOptions
+from trialbook.analysis._options import INTERVAL_METHODS, IntervalMethod, IntervalOptions
 
 if TYPE_CHECKING:
     from trialbook.analysis._compare import (
@@ -35,9 +35,11 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "INTERVAL_METHODS",
     "AcrossRuns",
     "CompareOptions",
     "Comparison",
+    "IntervalMethod",
     "IntervalOptions",
     "MetricEstimate",
     "RunScore",

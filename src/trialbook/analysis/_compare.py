@@ -284,13 +284,10 @@ def compare_runs(
         )
     va = _metric_values(a, ia, options.metric)
     vb = _metric_values(b, ib, options.metric)
+    # the paired and unpaired SEs, the correlation and the MDE: what pairing bought (they do not
+    # decide; the test below does)
     diff = paired_difference(
-        va,
-        vb,
-        confidence=options.confidence,
-        resamples=options.resamples,
-        method=options.method,
-        seed=options.seed,
+        va, vb, confidence=options.confidence, resamples=options.resamples, seed=options.seed
     )
     single = bool((a.n[ia] == 1).all() and (b.n[ib] == 1).all())
     test = paired_test(

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Literal
 
 from trialbook.errors import ArgumentError
 
-if TYPE_CHECKING:  # the command line reads these defaults for --help: no numpy at import
-    from trialbook.stats import CIMethod
+IntervalMethod = Literal["wilson", "percentile", "bca"]
+INTERVAL_METHODS: tuple[IntervalMethod, ...] = ("wilson", "percentile", "bca")
 
-__all__ = ["IntervalOptions"]
+__all__ = ["INTERVAL_METHODS", "IntervalMethod", "IntervalOptions"]
 
 
 @dataclass(frozen=True)
 class IntervalOptions:
-    """How intervals are drawn: the task bootstrap's level, resamples, seed and method.
+    """How intervals are drawn: level, method, and the task bootstrap's resamples and seed.
 
     Every options object of :mod:`trialbook.analysis` extends this one, so the defaults live here
     and nowhere else (the command line reads them from here too). Invalid values raise
@@ -28,8 +28,10 @@ class IntervalOptions:
     """Bootstrap resamples over tasks (at least 2)."""
     seed: int = 0
     """Bootstrap seed (reported with every interval), a whole number >= 0."""
-    method: CIMethod = "percentile"
-    """Bootstrap interval: percentile (default) or bca."""
+    method: IntervalMethod = "wilson"
+    """A score's interval: ``wilson`` (default: the Wilson interval with the effective number of
+    tasks, honest at few tasks; see trialbook.stats.wilson_task_interval), or the task bootstrap's
+    ``percentile`` or ``bca`` interval. A comparison's interval always inverts its test."""
 
     def __post_init__(self) -> None:
         c = self.confidence
@@ -43,7 +45,8 @@ class IntervalOptions:
                 raise ArgumentError(
                     f"{name} must be >= {low} (a whole number), got {value!r}", argument=name
                 )
-        if self.method not in ("percentile", "bca"):
+        if self.method not in INTERVAL_METHODS:
             raise ArgumentError(
-                f"method must be 'percentile' or 'bca', got {self.method!r}", argument="method"
+                f"method must be one of {', '.join(INTERVAL_METHODS)}, got {self.method!r}",
+                argument="method",
             )

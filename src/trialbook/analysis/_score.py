@@ -11,7 +11,7 @@ The policy, in one place:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -32,6 +32,7 @@ from trialbook.stats import (
     pass_k_matrix,
     task_bootstrap,
     variance_components,
+    wilson_task_interval,
 )
 
 __all__ = [
@@ -47,6 +48,9 @@ __all__ = [
 ]
 
 Weighting = Literal["equal", "declared"]
+
+FEW_TASKS = 10
+"""Below this many tasks every format says the interval is not reliable (docs/statistics.md)."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,8 @@ class RunScore:
     """Share of tasks whose lowest-index attempt passed."""
     bootstrap: BootstrapResult = field(repr=False)
     """The settings and raw result of the run-level bootstrap."""
+    interval_method: str
+    """What drew ``ci_low``/``ci_high``: wilson, percentile or bca (see IntervalOptions.method)."""
     weights: Weighting
     """equal, or declared (the suite's weights)."""
     variance: VarianceComponents | None
@@ -215,10 +221,13 @@ def _metric_set(
         weights=weights,
         confidence=options.confidence,
         resamples=options.resamples,
-        method=options.method,
+        method="percentile" if options.method == "wilson" else options.method,
         seed=options.seed,
     )
     se = clustered_se(values, weights)
+    if options.method == "wilson":
+        low, high = wilson_task_interval(values, weights=weights, confidence=options.confidence)
+        boot = replace(boot, ci_low=low, ci_high=high)
     return {name: _estimate(boot, se, j) for j, name in enumerate(names)}, boot
 
 
@@ -276,6 +285,11 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     for k in ks:
         if k > n.min():
             raise _short_tasks_error(k, labels, n, run_id)
+    if t < FEW_TASKS:
+        notes.append(
+            f"too few tasks for a reliable interval: {t} task(s) (below {FEW_TASKS}, an interval "
+            "says little about tasks not seen; read it as rough)"
+        )
     budget = int(rows.column("k_budget")[0])
     if (n < budget).any():
         notes.append(
@@ -318,6 +332,12 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
                 values[sel], names, None if weights is None else weights[sel], options
             )
             strata.append(StratumScore(name, int(sel.sum()), int(n[sel].sum()), stratum_metrics))
+        small = [s.stratum for s in strata if s.tasks < FEW_TASKS]
+        if small:
+            notes.append(
+                f"too few tasks for a reliable interval in stratum(s) {', '.join(small)} "
+                f"(each below {FEW_TASKS} tasks)"
+            )
 
     task_scores = tuple(
         TaskScore(
@@ -375,6 +395,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         pooled_attempt_rate=joint["pooled"],
         first_attempt_rate=joint["first"],
         bootstrap=boot,
+        interval_method=options.method,
         weights=options.weights,
         variance=variance_components(n, c),
         effort=effort,

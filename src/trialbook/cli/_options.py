@@ -13,7 +13,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from trialbook.analysis import IntervalOptions
+from trialbook.analysis import INTERVAL_METHODS, IntervalOptions
 from trialbook.errors import ArgumentError, TrialbookError
 
 __all__ = [
@@ -137,10 +137,12 @@ def interval_options(fn: F) -> F:
             click.option(
                 "--ci",
                 "method",
-                type=click.Choice(["percentile", "bca"]),
+                type=click.Choice(list(INTERVAL_METHODS)),
                 default=defaults.method,
                 show_default=True,
-                help="Bootstrap interval method.",
+                help="Score interval: wilson (the Wilson interval over the effective number of "
+                "tasks, honest at few tasks), or the task bootstrap's percentile or bca. A "
+                "comparison's interval always inverts its test.",
             ),
         )
     ):

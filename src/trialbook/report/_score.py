@@ -49,7 +49,7 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
         },
         "weights": run.weights,
         "ci": {
-            "method": boot.method,
+            "method": run.interval_method,
             "confidence": boot.confidence,
             "resamples": boot.resamples,
             "seed": boot.seed,
@@ -179,10 +179,11 @@ def _header(run: RunScore) -> str:
 def _ci_line(run: RunScore) -> str:
     b = run.bootstrap
     weights = "equal task weights" if run.weights == "equal" else "declared task weights"
-    return (
-        f"{b.confidence:.0%} intervals: {b.method} bootstrap over tasks, {b.resamples:,} resamples, "
-        f"seed {b.seed}; SE {SE_METHOD}; {weights}"
-    )
+    if run.interval_method == "wilson":
+        how = "Wilson over the effective number of tasks"
+    else:
+        how = f"{b.method} bootstrap over tasks, {b.resamples:,} resamples, seed {b.seed}"
+    return f"{b.confidence:.0%} intervals: {how}; SE {SE_METHOD}; {weights}"
 
 
 def _variance_lines(run: RunScore) -> list[str]:

@@ -7,6 +7,7 @@ from trialbook.stats._bootstrap import (
     task_bootstrap,
 )
 from trialbook.stats._effort import CostSummary, EffortSummary, Total, cost_summary, effort_summary
+from trialbook.stats._interval import wilson_task_interval
 from trialbook.stats._paired import (
     McNemarResult,
     PairedDifference,
@@ -59,4 +60,5 @@ __all__ = [
     "task_bootstrap",
     "variance_components",
     "wilson_interval",
+    "wilson_task_interval",
 ]
