@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import base_row, write_jsonl
-from trialbook.analysis import compare_runs
+from trialbook.analysis import CompareOptions, compare_runs
+from trialbook.errors import InsufficientAttemptsError
 
 
 def _single(tmp_path: Path, name: str, passes: list[bool], **extra: object) -> Path:
@@ -63,3 +64,28 @@ def test_oracle_leak_rows_are_not_compared(tmp_path: Path) -> None:
     assert c.baseline.estimate == 0.0
     assert c.mcnemar is not None
     assert c.mcnemar.only_baseline == 0
+
+
+def test_a_metric_beyond_some_tasks_attempts_names_those_tasks(tmp_path: Path) -> None:
+    rows = [base_row("short", j, passed=True, k=3) for j in range(3)]
+    rows += [base_row("long", j, passed=j == 0, k=3) for j in range(3)]
+    a = write_jsonl(tmp_path / "a.jsonl", rows)
+    with pytest.raises(
+        InsufficientAttemptsError, match=r"pass@4: k=4 exceeds the attempts of 2 task\(s\): 'short' \(n=3\)"
+    ):
+        compare_runs(str(a), str(a), CompareOptions(metric="pass@4"))
+
+
+def test_a_task_with_one_leaked_attempt_is_not_compared_at_all(tmp_path: Path) -> None:
+    # t00's second attempt leaked: its first attempt must not be compared either
+    rows = [
+        base_row("t00", 0, passed=True, k=2),
+        base_row("t00", 1, passed=True, k=2, oracle_leak=True),
+    ]
+    rows += [base_row(f"t{i:02d}", j, passed=False, k=2) for i in range(1, 8) for j in range(2)]
+    base = write_jsonl(tmp_path / "leak.jsonl", rows)
+    cand_rows = [base_row(f"t{i:02d}", j, passed=False, k=2) for i in range(8) for j in range(2)]
+    cand = write_jsonl(tmp_path / "c.jsonl", cand_rows)
+    c = compare_runs(str(base), str(cand))
+    assert c.tasks == 7
+    assert c.baseline.estimate == 0.0

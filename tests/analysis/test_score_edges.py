@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from tests.conftest import base_row
-from trialbook.analysis import score_ledger
+from trialbook.analysis import ScoreOptions, score_ledger
 from trialbook.ledger import ledger_from_rows
 
 
 def test_a_quarantined_infra_error_is_not_counted_as_an_infra_error() -> None:
-    # quarantined rows (oracle_leak) are counted and listed as quarantined, never scored: an infra
-    # error among them is not one of the run's scored infrastructure errors
+    # a task with a leaked attempt (oracle_leak) is quarantined whole: listed, never scored, and an
+    # infra error in it is not one of the run's scored infrastructure errors
     rows = [
         base_row("a", 0, passed=True, k=2, status="passed"),
         base_row("a", 1, passed=False, k=2, status="infra_error"),
@@ -19,7 +19,8 @@ def test_a_quarantined_infra_error_is_not_counted_as_an_infra_error() -> None:
     [run] = score_ledger(ledger_from_rows(rows, "q.jsonl", default_run="r")).runs
     assert run.quarantined == (("b", 0),)
     assert run.infra_errors == 1
-    assert run.attempts == 3
+    assert run.attempts == 2  # task a only: b is quarantined whole
+    assert run.tasks == 1
 
 
 def test_the_pooled_attempt_rate_is_passes_over_attempts() -> None:
@@ -45,3 +46,13 @@ def test_confidence_one_is_refused_when_the_options_are_made() -> None:
             ScoreOptions(confidence=bad)
         assert info.value.argument == "confidence"
     assert ScoreOptions(confidence=0.999).confidence == 0.999
+
+
+def test_dropping_infra_errors_names_the_tasks_left_with_no_attempt() -> None:
+    rows = [base_row("x", i, passed=False, k=2, status="infra_error") for i in range(2)]
+    rows += [base_row("y", 0, passed=True, k=2), base_row("y", 1, passed=False, k=2)]
+    ledger = ledger_from_rows(rows, "d.jsonl", default_run="r")
+    [run] = score_ledger(ledger, options=ScoreOptions(drop_infra_errors=True)).runs
+    assert run.tasks == 1
+    assert any("2 of 4 attempts (50.0%)" in n for n in run.notes)
+    assert any("had only infrastructure errors" in n and "'x'" in n for n in run.notes)

@@ -108,22 +108,23 @@ def test_partially_priced_cost_is_not_a_total(tmp_path: Path) -> None:
 
 
 def test_quarantine_and_infra_errors(tmp_path: Path) -> None:
-    rows = matrix_rows({"A": [1, 1, 0], "B": [0, 1, 1]})
-    rows[0]["oracle_leak"] = True
-    rows[3]["status"] = "failed"
-    rows[2]["status"] = "infra_error"
+    rows = matrix_rows({"A": [1, 1, 0], "B": [0, 1, 1], "C": [0, 1, 0]})
+    rows[0]["oracle_leak"] = True  # A is quarantined whole, its other attempts too
+    rows[3]["status"] = "infra_error"  # B's first attempt (a failure) was the harness's
     path = write_jsonl(tmp_path / "q.jsonl", rows)
     r = json.loads(run("score", str(path), "--k", "1", "--format", "json").output)["runs"][0]
     assert r["quarantined"] == [{"task_id": "A", "attempt_index": 0}]
-    assert r["attempts"] == 5
+    assert r["attempts"] == 6
     assert r["infra_errors"] == {"attempts": 1, "dropped": False}
-    # A: attempts 1 (pass), 2 (infra, counted as failure) -> 1/2; B: 2/3
-    assert r["metrics"]["pass@1"]["estimate"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    # B: the infra error counted as a failure -> 2/3; C: 1/3
+    assert r["metrics"]["pass@1"]["estimate"] == pytest.approx((2 / 3 + 1 / 3) / 2)
+    assert any("quarantined whole" in n and "'A'" in n for n in r["notes"])
     dropped = json.loads(
         run("score", str(path), "--k", "1", "--drop-infra-errors", "--format", "json").output
     )["runs"][0]
-    assert dropped["metrics"]["pass@1"]["estimate"] == pytest.approx((1 + 2 / 3) / 2)
-    assert any("dropped" in n for n in dropped["notes"])
+    # B: 2/2 once its infra error is dropped; C: 1/3. The rate before dropping is still said
+    assert dropped["metrics"]["pass@1"]["estimate"] == pytest.approx((1 + 1 / 3) / 2)
+    assert any("1 of 6 attempts (16.7%)" in n and "dropped" in n for n in dropped["notes"])
 
 
 def test_declared_weights(tmp_path: Path) -> None:

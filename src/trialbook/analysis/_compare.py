@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialbook.analysis._options import IntervalOptions
-from trialbook.errors import ArgumentError, TrialbookError
+from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
 from trialbook.ledger import Ledger, read_ledger
 from trialbook.stats import (
     McNemarResult,
@@ -178,7 +178,9 @@ def _load(spec: str) -> _Run:
     ledger = read_ledger(path)
     run_id = _pick_run(ledger, run, spec)
     run_rows = ledger.run(run_id)
-    rows = run_rows.where(~run_rows.column("oracle_leak"))
+    # a task with any leaked attempt is quarantined whole, as in score
+    leaked = run_rows.where(run_rows.column("oracle_leak")).distinct("task_id")
+    rows = run_rows.where(~np.isin(run_rows.column("task_id"), leaked)) if leaked else run_rows
     if len(rows) == 0:
         raise TrialbookError(f"{spec}: no attempts to compare after quarantine")
     groups = rows.tasks()
@@ -221,6 +223,14 @@ def _metric_values(run: _Run, idx: NDArray[np.intp], metric: str) -> NDArray[np.
             f"--metric must be pass@K or pass^K (e.g. pass@1, pass^3), got {metric!r}"
         )
     k = int(m.group(2))
+    short = [run.task_ids[i] for i in idx.tolist() if run.n[i] < k]
+    if short:
+        shown = ", ".join(f"{t!r} (n={int(run.n[run.task_ids.index(t)])})" for t in short[:10])
+        more = f" and {len(short) - 10} more" if len(short) > 10 else ""
+        raise InsufficientAttemptsError(
+            f"run {run.run_id!r}: {metric}: k={k} exceeds the attempts of {len(short)} task(s): "
+            f"{shown}{more}"
+        )
     at, hat = pass_k_matrix(run.n[idx], run.c[idx], [k])
     return (at if m.group(1) == "@" else hat)[:, 0]
 

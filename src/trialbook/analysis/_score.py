@@ -256,14 +256,37 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             )
         )
     )
+    # a task with any leaked attempt is quarantined whole: its other attempts saw the same suite
+    task_ids = ledger.column("task_id")
+    leaked_tasks = tuple(dict.fromkeys(leaked.column("task_id").tolist()))
+    keep = ~np.isin(task_ids, leaked_tasks) if leaked_tasks else np.ones(len(ledger), dtype=bool)
     infra = ledger.has_status("infra_error")
-    keep = ~leak
     infra_count = int((infra & keep).sum())
-    if options.drop_infra_errors and infra_count:
-        keep &= ~infra
-        notes.append(f"{infra_count} infrastructure-error attempt(s) dropped from the denominator")
-    if quarantined:
-        notes.append(f"{len(quarantined)} attempt(s) quarantined for oracle leak: not scored")
+    if infra_count:
+        kept_attempts = int(keep.sum())
+        share = f"{infra_count} of {kept_attempts} attempts ({infra_count / kept_attempts:.1%})"
+        if options.drop_infra_errors:
+            notes.append(
+                f"infrastructure errors: {share}, dropped from the denominator as asked (the "
+                "rates below are over the remaining attempts)"
+            )
+            before = set(task_ids[keep].tolist())
+            keep &= ~infra
+            gone = sorted(before - set(task_ids[keep].tolist()))
+            if gone:
+                shown = ", ".join(repr(g) for g in gone[:10])
+                more = f" and {len(gone) - 10} more" if len(gone) > 10 else ""
+                notes.append(
+                    f"{len(gone)} task(s) had only infrastructure errors and are not scored: "
+                    f"{shown}{more}"
+                )
+    if leaked_tasks:
+        shown = ", ".join(repr(tid) for tid in leaked_tasks[:10])
+        more = f" and {len(leaked_tasks) - 10} more" if len(leaked_tasks) > 10 else ""
+        notes.append(
+            f"{len(leaked_tasks)} task(s) quarantined whole for an oracle leak "
+            f"({len(quarantined)} leaked attempt(s)): {shown}{more}; not scored"
+        )
     rows = ledger.where(keep)
     if len(rows) == 0:
         raise TrialbookError(
