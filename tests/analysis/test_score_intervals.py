@@ -58,3 +58,32 @@ def test_the_percentile_bootstrap_can_still_be_asked_for() -> None:
     m = run.metrics["pass@1"]  # type: ignore[attr-defined]
     assert (m.ci_low, m.ci_high) == (1.0, 1.0)  # what the bootstrap says; wilson is the default
     assert run.interval_method == "percentile"  # type: ignore[attr-defined]
+
+
+def test_partial_credit_is_reported_as_a_mean_score() -> None:
+    # a task scored 0.9 on every attempt fails every attempt (passed is the grader's verdict) but
+    # earns 0.9: first principles, the mean over tasks of per-task means, (0.9 + 0.5) / 2
+    rows = [dict(r, score=0.9) for r in matrix_rows({"a": [0, 0, 0]})]
+    rows += [dict(r, score=float(r["passed"])) for r in matrix_rows({"b": [1, 0, 1, 0][:3]})]
+    rows[-1]["score"] = 0.5 - 1 / 6  # b: 1, 0, 1/3 -> mean 4/9
+    run = score_ledger(ledger_from_rows(rows, "p.jsonl", "r")).runs[0]
+    assert run.metrics["pass@1"].estimate == pytest.approx((0 + 2 / 3) / 2)
+    assert run.mean_score is not None
+    assert run.mean_score.estimate == pytest.approx((0.9 + (1 + 0 + 1 / 3) / 3) / 2)
+    assert run.mean_score.ci_low <= run.mean_score.estimate <= run.mean_score.ci_high
+    partial = [
+        dict(r, score=0.9) if r["task_id"] == "a" else r for r in matrix_rows({"a": [0], "b": [1]})
+    ]
+    run = score_ledger(ledger_from_rows(partial, "q.jsonl", "r")).runs[0]
+    assert run.mean_score is None
+    assert any("recorded on 1 of 2 attempts" in n for n in run.notes)
+
+
+def test_the_json_carries_the_mean_score() -> None:
+    from trialbook.report import score_to_dict
+
+    rows = [dict(r, score=0.25) for r in matrix_rows({"a": [0, 0], "b": [0, 0]})]
+    doc = score_to_dict(score_ledger(ledger_from_rows(rows, "p.jsonl", "r")))
+    assert doc["runs"][0]["mean_score"]["estimate"] == pytest.approx(0.25)
+    plain = score_to_dict(score_ledger(ledger_from_rows(matrix_rows({"a": [1]}), "q.jsonl", "r")))
+    assert plain["runs"][0]["mean_score"] is None

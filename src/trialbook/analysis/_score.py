@@ -143,6 +143,9 @@ class RunScore:
     """All passes / all attempts: attempt-level, so tasks with more attempts weigh more."""
     first_attempt_rate: MetricEstimate
     """Share of tasks whose lowest-index attempt passed."""
+    mean_score: MetricEstimate | None
+    """Mean over tasks of each task's mean partial credit (``score``), when every scored attempt
+    records one; None otherwise (a note says why when only some do)."""
     bootstrap: BootstrapResult = field(repr=False)
     """The settings and raw result of the run-level bootstrap."""
     interval_method: str
@@ -343,6 +346,19 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         options,
     )
     metrics = {name: joint[name] for name in names}
+    mean_score = None
+    if rows.recorded("score"):
+        score = rows.column("score")
+        known = ~np.isnan(score)
+        if known.all():
+            per_task_score = np.bincount(task, weights=score, minlength=t) / n
+            scored, _ = _metric_set(per_task_score[:, None], ["mean_score"], weights, options)
+            mean_score = scored["mean_score"]
+        else:
+            notes.append(
+                f"partial credit ('score') recorded on {int(known.sum())} of {known.size} attempts: "
+                "no mean score (a missing score is not a 0)"
+            )
 
     strata: list[StratumScore] = []
     if any(name is not None for name in strata_of_task):
@@ -417,6 +433,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         metrics=metrics,
         pooled_attempt_rate=joint["pooled"],
         first_attempt_rate=joint["first"],
+        mean_score=mean_score,
         bootstrap=boot,
         interval_method=options.method,
         weights=options.weights,

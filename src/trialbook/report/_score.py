@@ -47,6 +47,7 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
             "pooled_attempt": _metric(run.pooled_attempt_rate),
             "first_attempt": _metric(run.first_attempt_rate),
         },
+        "mean_score": None if run.mean_score is None else _metric(run.mean_score),
         "weights": run.weights,
         "ci": {
             "method": run.interval_method,
