@@ -51,11 +51,39 @@ def test_effort_summary_counts_as_a_person_would(
             if attempts[idx]:
                 break
         used.append(count)
-    assert got.attempts_to_first_pass == statistics.mean(used)
+    anything_passed = any(ok for attempts in tasks.values() for ok in attempts.values())
+    assert got.attempts_to_first_pass == (statistics.mean(used) if anything_passed else None)
     assert got.attempts_per_task == statistics.mean(len(a) for a in tasks.values())
     assert got.median_elapsed_s == statistics.median(elapsed.tolist())
     assert got.cache_hit_rate is None
     assert got.tool_calls_per_attempt is None
+
+
+def _effort(codes: list[int], index: list[int], passed: list[bool]) -> Any:
+    size = len(codes)
+    return effort_summary(
+        task_codes=codes,
+        attempt_index=index,
+        passed=passed,
+        timed_out=np.zeros(size, bool),
+        infra_error=np.zeros(size, bool),
+        helper_calls=np.zeros(size),
+        elapsed_s=np.ones(size),
+        cache_hit=np.full(size, math.nan),
+        tool_calls=np.full(size, math.nan),
+    )
+
+
+def test_attempts_to_first_pass_is_undefined_when_nothing_passed() -> None:
+    # 2 tasks x 3 failed attempts: there is no first pass to count attempts to (it used to say 3.00)
+    got = _effort([0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2], [False] * 6)
+    assert got.attempts_to_first_pass is None
+
+
+def test_attempts_to_first_pass_counts_a_never_passed_task_at_its_n() -> None:
+    # task 0 passes at its 2nd attempt (2 used), task 1 never passes (3 used): mean 2.5
+    got = _effort([0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2], [False, True, False] + [False] * 3)
+    assert got.attempts_to_first_pass == 2.5
 
 
 @settings(max_examples=100, deadline=None)

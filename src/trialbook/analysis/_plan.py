@@ -26,7 +26,11 @@ def plan_from_options(
     agreement: float | None = None,
     pilot: Path | None = None,
 ) -> PlanResult:
-    """Plan a design; a pilot ledger supplies the baseline, variance components and agreement."""
+    """Plan a design; a pilot ledger supplies the baseline, variance components and agreement.
+
+    A pilot of single-attempt runs gives the baseline and (with two runs) the agreement of their
+    first attempts, but no variance split: the assumed one is used and named in the result.
+    """
     for name, value in (("between_var", between_var), ("within_var", within_var)):
         if value is not None and not 0 <= value <= 0.25:
             raise ArgumentError(
@@ -50,14 +54,16 @@ def plan_from_options(
             firsts.append(dict(zip(groups.task_ids, groups.first_passed.tolist(), strict=True)))
         baseline = baseline if baseline is not None else float(np.mean(rates))
         if between_var is None and within_var is None:
-            if not comps:
-                raise ArgumentError(
-                    f"pilot {pilot}: needs 2+ tasks and 2+ attempts per task to estimate variances",
-                    argument="pilot",
+            if comps:
+                between_var = max(0.0, float(np.mean([v.between for v in comps])))
+                within_var = float(np.mean([v.within for v in comps]))
+                source = f"pilot {pilot}: {len(comps)} run(s)"
+            else:
+                # one attempt per task (or one task) cannot separate the two parts: say so, assume
+                source = (
+                    f"pilot {pilot}: one attempt per task cannot separate between- from within-task "
+                    "variance; assumed: P(1-P) at the pilot's pass rate, split equally"
                 )
-            between_var = max(0.0, float(np.mean([v.between for v in comps])))
-            within_var = float(np.mean([v.within for v in comps]))
-            source = f"pilot {pilot}: {len(comps)} run(s)"
         if agreement is None and len(firsts) >= 2:
             shared = sorted(set(firsts[0]) & set(firsts[1]))
             if shared:

@@ -34,12 +34,17 @@ __all__ = ["plan"]
     "--within-var", type=float, help="Within-task variance of attempts (default: half of P(1-P))."
 )
 @click.option(
-    "--agreement", type=float, help="Share of tasks where two systems agree (paired designs)."
+    "--agreement",
+    type=float,
+    help="Share of tasks where two systems agree with one attempt each (paired designs). With "
+    "--runs > 1 extra runs are credited against the disagreement only when the within-task "
+    "variance is known (--within-var, --between-var or a --pilot with 2+ attempts per task).",
 )
 @click.option(
     "--pilot",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Estimate variances from a pilot ledger (two runs also give the agreement).",
+    help="Estimate variances from a pilot ledger (two runs also give the agreement of their first "
+    "attempts; single-attempt runs give no variance split, so the assumed one is used and named).",
 )
 @format_option("text", "json")
 @user_errors
@@ -56,7 +61,10 @@ def plan(
     pilot: Path | None,
     fmt: str,
 ) -> None:
-    """What T tasks x R attempts can detect: SE, interval half-width, MDE unpaired and paired, power."""
+    """What T tasks x R attempts can detect: SE, interval half-width, MDE unpaired and paired, power.
+
+    Every output ends with the assumptions the figures rest on (JSON: "assumptions").
+    """
     from trialbook import report as render
     from trialbook.analysis import plan_from_options
 

@@ -36,6 +36,11 @@ def plan_text(p: PlanResult) -> str:
             f"{100 * p.mde_paired:.2f} pp, power at the effect {p.power_paired:.0%}, tasks needed "
             f"{p.tasks_needed_paired}"
         )
+        if p.attempts > 1 and p.se_paired_all_noise is not None and p.paired_noise_share != 1:
+            lines.append(
+                f"  if all of the disagreement were attempt noise: SE {100 * p.se_paired_all_noise:.2f} pp "
+                "(the optimistic bound)"
+            )
     else:
         lines.append("paired difference: give --agreement or a --pilot ledger with two runs")
     lines.append("the same budget spent differently (SE of one score):")
@@ -48,4 +53,6 @@ def plan_text(p: PlanResult) -> str:
         f"adding {better} buys more precision here (tasks win when between-task variance "
         'dominates: docs/methodology.md, "Variance between and within tasks")'
     )
+    lines.append("assumes:")
+    lines += [f"  - {a}" for a in p.assumptions]
     return "\n".join(lines) + "\n"

@@ -141,7 +141,12 @@ def _companions(run: RunScore) -> list[tuple[str, str]]:
     infra = f"{_pct(e.infra_error_rate)} ({'dropped' if run.infra_errors_dropped else 'counted as failures'})"
     return [
         ("attempts per task", _num(e.attempts_per_task)),
-        ("attempts to first pass (stop at first pass)", _num(e.attempts_to_first_pass)),
+        (
+            "attempts to first pass (stop at first pass)",
+            "not defined (no task passed)"
+            if e.attempts_to_first_pass is None
+            else _num(e.attempts_to_first_pass),
+        ),
         ("timeout rate", _pct(e.timeout_rate)),
         ("infrastructure-error rate", infra),
         ("helper calls per attempt", _num(e.helper_calls_per_attempt)),
@@ -158,7 +163,7 @@ def _companions(run: RunScore) -> list[tuple[str, str]]:
         ("tokens in / out", f"{_total(c.tokens_in, 0)} / {_total(c.tokens_out, 0)}"),
         ("tasks with a pass", str(c.successful_tasks)),
         (
-            "cost per success",
+            "cost per solved task",
             f"${c.cost_per_success:,.4f}"
             if c.cost_per_success is not None
             else c.cost_per_success_note,
@@ -187,6 +192,25 @@ def _ci_line(run: RunScore) -> str:
     return f"{b.confidence:.0%} intervals: {how}; SE {SE_METHOD}; {weights}"
 
 
+def _pp(x: float) -> str:
+    return f"{100 * x:.1f} pp"
+
+
+def _naive_vs_clustered(naive: float, clustered: float) -> str:
+    """The naive SE beside the clustered one, compared as printed (one decimal of a point)."""
+    shown_naive, shown_clustered = round(100 * naive, 1), round(100 * clustered, 1)
+    if shown_naive < shown_clustered:
+        how = "smaller than"
+    elif shown_naive > shown_clustered:
+        how = "larger than"
+    else:
+        how = "about equal to"
+    return (
+        f"naive SE treating attempts as independent {_pp(naive)}, {how} the task-clustered "
+        f"{_pp(clustered)}"
+    )
+
+
 def _variance_lines(run: RunScore) -> list[str]:
     v = run.variance
     if v is None:
@@ -194,11 +218,32 @@ def _variance_lines(run: RunScore) -> list[str]:
             "variance: cannot separate between/within-task parts (need 2+ tasks and 2+ attempts)"
         ]
     icc = "n/a" if v.icc is None else f"{v.icc:.2f}"
+    between = (
+        f"{v.between_shown:.4f} (estimated below 0, shown as 0)"
+        if v.between_below_zero
+        else f"{v.between_shown:.4f}"
+    )
+    unweighted = run.weights == "declared" and not v.weighted
     return [
-        f"variance of attempt outcomes: between tasks {v.between:.4f}, within tasks {v.within:.4f} "
-        f"(ICC {icc}); naive SE treating attempts as independent {v.se_naive:.4f} (too small)",
-        f"SE of pass@1 now {v.se_now:.4f}; with 2x tasks {v.se_double_tasks:.4f}; "
-        f"with 2x attempts per task {v.se_double_attempts:.4f}",
+        f"variance of attempt outcomes: between tasks {between}, within tasks {v.within:.4f} "
+        f"(ICC {icc}); {_naive_vs_clustered(v.se_naive, v.se_now)}",
+        f"SE of pass@1{' (equal task weights)' if unweighted else ''} now {_pp(v.se_now)}; "
+        f"with 2x tasks {_pp(v.se_double_tasks)}; "
+        f"with 2x attempts per task {_pp(v.se_double_attempts)}",
+    ]
+
+
+def _unweighted_note(run: RunScore) -> list[str]:
+    """Under declared weights, the figures that do not use them, named."""
+    if run.weights != "declared":
+        return []
+    # what analysis.score computes today: these figures take no task weights
+    names = ["first-attempt rate (equal task weights)", "pooled attempt rate (per attempt)"]
+    if run.variance is not None and not run.variance.weighted:
+        names.append("variance split and its SEs (equal task weights)")
+    names.append("companion figures and cost (per attempt or per task, unweighted)")
+    return [
+        f"declared task weights apply to pass@k, pass^k and strata; unweighted: {'; '.join(names)}"
     ]
 
 
@@ -262,7 +307,7 @@ def score_markdown(report: ScoreReport) -> str:
             out += [
                 f"| {name} | {tasks} | " + " | ".join(cells) + " |" for name, tasks, cells in rows
             ]
-        out += [""] + [f"- {line}" for line in _variance_lines(run)]
+        out += [""] + [f"- {line}" for line in _variance_lines(run) + _unweighted_note(run)]
         out += [f"- note: {n}" for n in run.notes]
         out.append("")
     out += [f"- {line}" for line in _across_lines(report)]
@@ -300,7 +345,7 @@ def score_table(report: ScoreReport) -> Group:
             for name, tasks, cells in rows:
                 st.add_row(name, tasks, *cells)
             parts.append(st)
-        parts += [Text(line) for line in _variance_lines(run)]
+        parts += [Text(line) for line in _variance_lines(run) + _unweighted_note(run)]
         parts += [Text(f"note: {n}", style="yellow") for n in run.notes]
         parts.append(Text(""))
     parts += [Text(line) for line in _across_lines(report)]

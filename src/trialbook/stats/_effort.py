@@ -49,8 +49,9 @@ class EffortSummary:
 
     attempts_per_task: float
     """Mean attempts recorded per task."""
-    attempts_to_first_pass: float
-    """Mean attempts a stop-at-first-pass policy would have used (n for a task that never passed)."""
+    attempts_to_first_pass: float | None
+    """Mean attempts a stop-at-first-pass policy would have used (n for a task that never passed);
+    None when no task passed: with no first pass there are no attempts to it."""
     timeout_rate: float
     """Share of attempts stopped by the harness's wall-clock timeout."""
     infra_error_rate: float
@@ -106,7 +107,7 @@ def effort_summary(
     elapsed = np.asarray(elapsed_s, dtype=np.float64)
     return EffortSummary(
         attempts_per_task=float(n.mean()),
-        attempts_to_first_pass=float(used.mean()),
+        attempts_to_first_pass=float(used.mean()) if ok.any() else None,
         timeout_rate=float(np.asarray(timed_out, dtype=bool).mean()),
         infra_error_rate=float(np.asarray(infra_error, dtype=bool).mean()),
         helper_calls_per_attempt=float(np.asarray(helper_calls, dtype=np.float64).mean()),
@@ -131,7 +132,8 @@ class CostSummary:
     successful_tasks: int
     """Tasks with at least one passing attempt."""
     cost_per_success: float | None
-    """total_cost / successful_tasks; None when cost is not fully measured or nothing succeeded."""
+    """Cost per solved task: total_cost / successful_tasks (tasks with a pass, not passing attempts);
+    None when cost is not fully measured or nothing succeeded. The name is kept for the JSON contract."""
     cost_per_success_note: str
     """Why cost_per_success is what it is, in words."""
 
@@ -139,7 +141,7 @@ class CostSummary:
 def cost_summary(
     *, cost: ArrayLike, tokens_in: ArrayLike, tokens_out: ArrayLike, successful_tasks: int
 ) -> CostSummary:
-    """Totals over all attempts (NaN = not recorded) and cost per successful task."""
+    """Totals over all attempts (NaN = not recorded) and cost per solved task."""
     total = _total(np.asarray(cost, dtype=np.float64))
     if total.value is None:
         per, note = (

@@ -4,10 +4,18 @@ See docs/methodology.md, "Planning a design" (Miller 2024, arXiv 2411.00640, §2
 
 One system's score:   Var = (σ_b² + σ_w²/R) / T
 Unpaired difference:  twice that.
-Paired difference:    (ω² + 2σ_w²/R) / T, where ω² is the between-task variance of the difference.
-With single attempts the paired per-task variance is ψ − δ², ψ the discordant share (1 − agreement),
-so ω² = ψ − 2σ_w² (kept >= 0). MDE = (z_{1−α/2} + z_{power}) · SE; tasks needed for effect δ:
-(z_{1−α/2} + z_{power})² · v / δ² (Miller's n; Connor 1987 in the paired case).
+Paired difference:    (ω² + w/R) / T, ω² the between-task variance of the true per-task difference,
+w = σ_wA² + σ_wB² = 2σ_w² the attempt noise of the two systems' difference (Miller 2024: the
+within-question part averages down with K samples, the between part does not). With single attempts the
+paired per-task variance is ψ − δ², ψ the discordant share (1 − agreement), so ψ = ω² + w under no
+difference. The agreement alone cannot split ψ into ω² and w; the split is an assumption:
+- the within-task variance is known (given, or estimated from a pilot with 2+ attempts per task):
+  w = min(2σ_w², ψ);
+- it is only assumed (the default P(1−P) split, or a pilot of single attempts): w = 0, extra runs buy
+  nothing for the paired difference (the conservative bound); the bound with w = ψ (all of the
+  disagreement attempt noise) is reported beside it.
+MDE = (z_{1−α/2} + z_{power}) · SE; tasks needed for effect δ: (z_{1−α/2} + z_{power})² · v / δ²
+(Miller's n; Connor 1987 in the paired case). All of it is the normal approximation.
 """
 
 from __future__ import annotations
@@ -82,6 +90,12 @@ class PlanResult:
     """Tasks needed at R attempts for the target power, paired."""
     options: tuple[DesignOption, ...]
     """The same budget spent differently: now, 2x tasks, 2x attempts."""
+    paired_noise_share: float | None = None
+    """Share w/ψ of the single-attempt disagreement taken as attempt noise (shrinks with R)."""
+    se_paired_all_noise: float | None = None
+    """The paired SE if all of the disagreement were attempt noise (w = ψ): the optimistic bound."""
+    assumptions: tuple[str, ...] = ()
+    """Every assumption the figures rest on, in words."""
 
 
 def _power(effect: float, se: float, z: float) -> float:
@@ -108,7 +122,10 @@ def plan_design(
     """Standard errors, MDEs, power and tasks needed for T tasks x R attempts.
 
     Without ``between_var``/``within_var`` the Bernoulli variance P(1−P) is split equally between tasks
-    and attempts (and the result says so); give one and the other is P(1−P) minus it.
+    and attempts (and the result says so); give one and the other is P(1−P) minus it. The paired
+    figures credit extra attempts against the disagreement only when the within-task variance is
+    known (one of the two given); otherwise they take none of it as attempt noise. ``assumptions``
+    lists every assumption in words.
     """
     from scipy.special import ndtri
 
@@ -136,6 +153,7 @@ def plan_design(
         )
     total = baseline * (1 - baseline)
     source = variance_source
+    within_known = between_var is not None or within_var is not None
     if between_var is None and within_var is None:
         between_var = within_var = total / 2
         source = source or "assumed: P(1-P) split equally between tasks and attempts"
@@ -154,6 +172,13 @@ def plan_design(
             raise ArgumentError(f"{name} must lie in 0..1, got {value:g}", argument=name)
     if agreement is not None and not 0 <= agreement <= 1:
         raise ArgumentError(f"agreement must lie in 0..1, got {agreement}", argument="agreement")
+    if agreement is not None and 1 - agreement < abs(effect):
+        # the difference of two pass rates comes only from tasks where they disagree: |δ| <= ψ
+        raise ArgumentError(
+            f"agreement {agreement:g} leaves {1 - agreement:.4g} of tasks discordant, less than the "
+            f"effect {abs(effect):g} needs (a difference comes only from discordant tasks)",
+            argument="agreement",
+        )
 
     z = float(ndtri(1 - alpha / 2))
     zz = z + float(ndtri(power))
@@ -167,11 +192,35 @@ def plan_design(
     per_task_u = 2 * (between_var + within_var / attempts)
     se_p = mde_p = power_p = None
     needed_p = None
+    noise_share = se_all_noise = None
+    paired_note = None
     if agreement is not None:
         psi = 1 - agreement
-        within_d = min(2 * within_var, psi)
+        if within_known:
+            within_d = min(2 * within_var, psi)
+            if 2 * within_var > psi:
+                paired_note = (
+                    f"paired: the within-task variance {within_var:.4g} implies more disagreement "
+                    f"(2σ_w² = {2 * within_var:.4g}) than the agreement leaves ({psi:.4g}); all of "
+                    "the disagreement is taken as attempt noise (the optimistic bound)"
+                )
+            else:
+                paired_note = (
+                    f"paired: of the discordant share ψ = {psi:.4g}, 2σ_w² = {within_d:.4g} is attempt "
+                    f"noise (shrinks with R) and ω² = {psi - within_d:.4g} is task-level (does not)"
+                )
+        else:
+            within_d = 0.0
+            paired_note = (
+                f"paired: the within-task variance is assumed, not known, so none of the discordant "
+                f"share ψ = {psi:.4g} is taken as attempt noise: extra attempts are assumed to buy "
+                "nothing for the paired difference (conservative; give the within-task variance or a "
+                "pilot with 2+ attempts per task to credit them)"
+            )
+        noise_share = within_d / psi if psi > 0 else 0.0
         per_task_p = (psi - within_d) + within_d / attempts
         se_p = math.sqrt(per_task_p / tasks)
+        se_all_noise = math.sqrt(psi / attempts / tasks)
         mde_p = zz * se_p
         at_effect = max(per_task_p - d * d, 0.0)
         power_p = _power(d, math.sqrt(at_effect / tasks), z)
@@ -182,6 +231,16 @@ def plan_design(
         DesignOption("2x tasks", 2 * tasks, attempts, se_one(2 * tasks, attempts)),
         DesignOption("2x attempts per task", tasks, 2 * attempts, se_one(tasks, 2 * attempts)),
     )
+    assumptions = [
+        "normal approximation: SE-based intervals, MDE = (z_{1-α/2} + z_power)·SE, power and tasks "
+        "needed from the normal distribution",
+        "attempts of a task are independent draws at that task's rate; tasks are a sample of the "
+        "task population",
+        f"variance split: between tasks {between_var:.4g}, within tasks {within_var:.4g} "
+        f"({source or 'given'})",
+    ]
+    if paired_note is not None:
+        assumptions.append(paired_note)
     return PlanResult(
         tasks=tasks,
         attempts=attempts,
@@ -205,4 +264,7 @@ def plan_design(
         tasks_needed_unpaired=max(2, math.ceil(zz * zz * per_task_u / (d * d))),
         tasks_needed_paired=needed_p,
         options=options,
+        paired_noise_share=noise_share,
+        se_paired_all_noise=se_all_noise,
+        assumptions=tuple(assumptions),
     )
