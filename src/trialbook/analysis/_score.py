@@ -437,7 +437,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         bootstrap=boot,
         interval_method=options.method,
         weights=options.weights,
-        variance=variance_components(n, c),
+        variance=variance_components(n, c, weights=weights),
         effort=effort,
         cost=cost,
         strata=tuple(strata),

@@ -257,6 +257,8 @@ def _metric_rows(run: RunScore, pooled_label: str) -> list[tuple[str, str, str, 
     rows = [row(name, run.metrics[name], False) for name in _shown(run)[0]]
     rows.append(row(pooled_label, run.pooled_attempt_rate, True))
     rows.append(row("first-attempt rate", run.first_attempt_rate, True))
+    if run.mean_score is not None:
+        rows.append(row("mean score (partial credit)", run.mean_score, True))
     return rows
 
 
