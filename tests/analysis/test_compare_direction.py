@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import base_row, write_jsonl
 from trialbook.analysis import CompareOptions, compare_runs
@@ -90,3 +92,34 @@ def test_a_task_with_one_leaked_attempt_is_not_compared_at_all(tmp_path: Path) -
     c = compare_runs(str(base), str(cand))
     assert c.tasks == 7
     assert c.baseline.estimate == 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 14),
+    st.integers(1, 3),
+    st.lists(st.integers(0, 3), min_size=28, max_size=28),
+    st.lists(st.integers(0, 3), min_size=28, max_size=28),
+)
+def test_for_random_ledgers_the_decision_is_the_interval_and_the_p_value(
+    tasks: int, attempts: int, base: list[int], cand: list[int]
+) -> None:
+    import tempfile
+
+    def rows(passes: list[int]) -> list[dict[str, object]]:
+        return [
+            base_row(f"t{i:02d}", j, passed=j < min(passes[i], attempts), k=attempts)
+            for i in range(tasks)
+            for j in range(attempts)
+        ]
+
+    with tempfile.TemporaryDirectory() as tmp:
+        a = write_jsonl(Path(tmp) / "a.jsonl", rows(base))
+        b = write_jsonl(Path(tmp) / "b.jsonl", rows(cand))
+        c = compare_runs(str(a), str(b), CompareOptions(resamples=500))
+    assert c.p_value is not None
+    excludes = c.ci_low > 0 or c.ci_high < 0
+    decided = c.decision in ("improvement", "regression")
+    assert decided == (excludes and c.p_value < 0.05)
+    if c.decision != "not enough tasks to decide":
+        assert excludes == (c.p_value < 0.05)
