@@ -4,7 +4,10 @@
 namespace (loopback only); the host file system mounted read-only; only the workspace and the attempt's
 io folder writable; the suite folder, the ledger folder and every other attempt's folder hidden behind
 empty tmpfs mounts; a fresh /proc (the harness and its environment are not visible), a fresh /tmp; the
-environment cleared; ``--die-with-parent`` so the whole sandbox dies with the harness.
+environment cleared; ``--die-with-parent`` so the whole sandbox dies with the harness. Every
+capability is dropped (also when the harness runs as root) and, where bwrap allows it, the sandbox has
+its own user namespace in which no further one can be made: mount, umount, remount and raw sockets
+fail inside.
 
 ``process``: its own session and process group (so a timeout can signal the whole tree), the
 environment cleared, and rlimits on CPU time, address space, file size and open files. It does not hide
@@ -73,6 +76,7 @@ def bwrap_problem() -> str | None:
         "--dev", "/dev",
         "--unshare-pid", "--unshare-net", "--unshare-ipc",
         "--die-with-parent",
+        *_CAP_DROP,
         "--", "/bin/true",
     ]  # fmt: skip
     try:
@@ -83,6 +87,26 @@ def bwrap_problem() -> str | None:
         reason = done.stderr.decode(errors="replace").strip().splitlines()
         return f"bwrap cannot create namespaces here: {reason[-1] if reason else done.returncode}"
     return None
+
+
+_CAP_DROP = ("--cap-drop", "ALL")
+"""Run as root, bwrap would otherwise hand the agent every capability (it could unmount the tmpfs
+over the suite, remount / read-write, open raw sockets). Required: a bwrap without it is not used."""
+_USERNS = ("--unshare-user", "--disable-userns")
+"""Its own user namespace, in which it may create no other: the capability bounding set is empty,
+so nothing the agent runs (a setuid binary, a nested ``unshare -r``) gets a capability back."""
+
+
+@cache
+def _userns_flags() -> tuple[str, ...]:
+    """``_USERNS`` where this bwrap and kernel allow it (bwrap >= 0.8), else nothing."""
+    exe = shutil.which("bwrap") or "bwrap"
+    probe = [exe, "--ro-bind", "/", "/", "--dev", "/dev", *_USERNS, *_CAP_DROP, "--", "/bin/true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return _USERNS if done.returncode == 0 else ()
 
 
 def resolve_tier(requested: str) -> tuple[Tier, str | None]:
@@ -144,6 +168,8 @@ def wrap(
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
+        *_userns_flags(),
+        *_CAP_DROP,
         "--ro-bind", "/", "/",
         "--proc", "/proc",
         "--dev", "/dev",
