@@ -8,6 +8,7 @@ a resume runs exactly the attempts without a row again and records how many were
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
@@ -24,7 +25,7 @@ from trialbook.errors import ArgumentError
 from trialbook.harness._driver import Driver, Planned, RunProgress
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._process import sweep
-from trialbook.harness._sandbox import Tier, resolve_tier
+from trialbook.harness._sandbox import Tier, limit_notes, resolve_tier
 from trialbook.harness._spec import AttemptSpec, Budget
 from trialbook.ledger import LedgerStore, RunRecord
 from trialbook.suite import (
@@ -307,6 +308,8 @@ def run_suite(
     suite, lock = _frozen_suite(options.suite)
     tier, tier_note = resolve_tier(options.sandbox)
     notes = [tier_note] if tier_note else []
+    longest = max([t.timeout_s for t in suite.tasks] + [t.grader_timeout_s for t in suite.tasks])
+    notes += limit_notes(math.ceil(longest) + 10)
     tasks, quarantined = _tasks_to_run(suite, lock, options.subset)
     if quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(quarantined)}")

@@ -1,0 +1,69 @@
+"""Escapes that shed every mark the sweep looks for (issue 12, items 7, 14, 15): a process that
+clears its environment, leaves the workspace and starts its own session; one that makes itself
+undumpable after a double fork. Where the harness can make cgroups (as root: CI, containers) the
+attempt's cgroup still holds it: it is counted in the row and killed. Without cgroups the process
+tier cannot promise this (docs/harness.md says so) and the test is skipped."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.harness.test_run import TIERS, alive_with, run, unique_seconds
+from trialbook.harness._cgroup import available
+
+needs_cgroups = pytest.mark.skipif(
+    not available(), reason="no writable cgroup here: the process tier cannot hold such escapes"
+)
+
+UNDUMPABLE = (
+    "import ctypes, os, time\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"  # PR_SET_DUMPABLE 0
+    "        os.chdir('/')\n"
+    "        os.execve('/bin/sleep', ['sleep', '{secs}'], {{}})\n"
+    "    os._exit(0)\n"
+)
+
+
+@needs_cgroups
+@pytest.mark.parametrize("tier", TIERS)
+@pytest.mark.parametrize("how", ["env -i setsid", "undumpable"])
+def test_a_process_that_sheds_token_cwd_and_session_is_still_caught(
+    tmp_path: Path, tier: str, how: str
+) -> None:
+    secs = unique_seconds()
+    if how == "env -i setsid":
+        agent = f'(cd / && env -i setsid sh -c "(sleep {secs} &)"); sleep 0.2; touch done.txt'
+    else:
+        script = tmp_path / "undumpable.py"
+        script.write_text(UNDUMPABLE.format(secs=secs))
+        agent = f"{sys.executable} {script}; sleep 0.2; touch done.txt"
+    (row,) = run(tmp_path, {"t": {"grader": "test -f done.txt"}}, agent, tier)
+    assert row["passed"] is True
+    if tier == "process":
+        assert "left behind were killed" in (row["error"] or ""), row
+    # bwrap: the pid namespace ends with the agent's command, taking every process in it along
+    assert not alive_with(secs)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_an_agent_that_only_writes_a_file_is_never_said_to_leave_processes(
+    tmp_path: Path, tier: str
+) -> None:
+    """Item 15: 2.7% of such rows said "1 process(es) the agent left behind were killed" (bwrap's
+    init inside the sandbox, still exiting when bwrap itself had ended)."""
+    rows = run(tmp_path, {"t": {"grader": "test -f done.txt"}}, "touch done.txt", tier, k=30)
+    assert [r["error"] for r in rows if r["error"]] == []
+    assert all(r["passed"] for r in rows)
+
+
+def test_the_harness_is_root_or_cgroups_are_documented_missing() -> None:
+    """As root (CI) cgroups must work here, or the process-tier tests above silently skip."""
+    if os.geteuid() == 0 and os.environ.get("CI"):
+        assert available()
