@@ -7,12 +7,17 @@ tier cannot promise this (docs/harness.md says so) and the test is skipped."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.harness.test_run import TIERS, alive_with, run, unique_seconds
+from tests.conftest import make_suite
+from tests.harness.test_run import TIERS, alive_with, run, unique_run_id, unique_seconds
 from trialbook.harness._cgroup import available
 
 needs_cgroups = pytest.mark.skipif(
@@ -67,3 +72,45 @@ def test_the_harness_is_root_or_cgroups_are_documented_missing() -> None:
     """As root (CI) cgroups must work here, or the process-tier tests above silently skip."""
     if os.geteuid() == 0 and os.environ.get("CI"):
         assert available()
+
+
+def _watchdog_of(harness: int) -> list[int]:
+    return [
+        p
+        for p in alive_with("trialbook.harness._watchdog")
+        if f" {harness} ".encode() in Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ")
+    ]
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_new_run_clears_what_a_killed_harness_and_watchdog_left(
+    tmp_path: Path, tier: str
+) -> None:
+    """Item 14: SIGKILL to the harness and its watchdog together left the scratch folder (with
+    workspaces and prompts) in /tmp and the attempt's processes running until a --resume."""
+    secs = unique_seconds()
+    suite = make_suite(tmp_path / "suite", {"t": {"grader": "true"}}, k=1, timeout_s=60)
+    ledger = tmp_path / "out" / "ledger.db"
+    cmd = [sys.executable, "-m", "trialbook", "run", str(suite), "--agent", f"sleep {secs}"]
+    cmd += ["--ledger", str(ledger), "--run-id", unique_run_id(), "--sandbox", tier]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            if alive_with(secs) and _watchdog_of(proc.pid):
+                break
+            time.sleep(0.05)
+        assert alive_with(secs), "the agent never started"
+        for pid in [*_watchdog_of(proc.pid), proc.pid]:
+            os.kill(pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        scratch = list(Path(tempfile.gettempdir()).glob(f"trialbook-run-{proc.pid}-*"))
+        assert scratch, "the killed harness left no scratch folder to test with"
+        if tier == "process":
+            assert alive_with(secs)  # nothing killed it yet
+        run(tmp_path / "next", {"t": {"grader": "true"}}, "true", tier)
+        assert not any(p.exists() for p in scratch)
+        assert not alive_with(secs)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
