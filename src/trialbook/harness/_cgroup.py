@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import time
 from collections.abc import Sequence
@@ -130,8 +131,12 @@ class Cgroup:
     def join(self, argv: Sequence[str]) -> list[str]:
         """``argv`` behind a shell that puts itself into the cgroups, then becomes ``argv``: every
         process the command ever makes starts inside."""
-        script = 'while [ "$1" != -- ]; do echo $$ > "$1"; shift; done; shift; exec "$@"'
         procs = [str(f / "cgroup.procs") for f in self.folders]
+        if len(argv) == 3 and list(argv[:2]) == ["/bin/sh", "-c"]:
+            # the process tier's own shell joins before anything else runs: no extra exec
+            joins = "".join(f"echo $$ > {shlex.quote(p)}\n" for p in procs)
+            return ["/bin/sh", "-c", joins + argv[2]]
+        script = 'while [ "$1" != -- ]; do echo $$ > "$1"; shift; done; shift; exec "$@"'
         return ["/bin/sh", "-c", script, "sh", *procs, "--", *argv]
 
     def members(self) -> set[int]:
