@@ -10,6 +10,7 @@ kills them. On timeout they first get SIGTERM and a short grace.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import select
 import signal
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trialbook.harness._cancel import cancelled as _cancelled
+from trialbook.harness._cgroup import Cgroup
 
 __all__ = ["TOKEN_VAR", "Captured", "Outcome", "find_processes", "run_command", "sweep"]
 
@@ -258,6 +260,7 @@ def run_command(
     workspace: Path | None = None,
     grace_s: float = 2.0,
     pass_fds: tuple[int, ...] = (),
+    memory_mb: int = 8192,
 ) -> Outcome:
     """Run ``argv`` in its own session; stop it at ``timeout_s`` or when the executor running this
     worker cancels it (``trialbook.harness._cancel``).
@@ -265,10 +268,65 @@ def run_command(
     ``env`` must carry ``TRIALBOOK_SANDBOX_TOKEN=token``. Raises ``OSError`` if the command cannot be
     started at all (the caller records an infrastructure error). ``stdout`` and ``stderr`` are file
     descriptors the command writes to. ``pass_fds`` are inherited by the
-    command and closed here once it has started.
+    command and closed here once it has started. Where cgroups can be made the command runs in its
+    own (``trialbook.harness._cgroup``): at most ``PIDS_MAX`` processes and ``memory_mb`` in all,
+    and whatever is in it at the end is left behind, however it hid from the sweep.
     """
     if env.get(TOKEN_VAR) != token:
         raise ValueError(f"env must carry {TOKEN_VAR}={token}")
+    cgroup = Cgroup.create(f"{token}.{next(_SERIAL)}", memory_mb=memory_mb)
+    try:
+        return _run(
+            cgroup.join(argv) if cgroup else argv,
+            cgroup,
+            cwd=cwd,
+            env=env,
+            timeout_s=timeout_s,
+            stdout=stdout,
+            stderr=stderr,
+            token=token,
+            workspace=workspace,
+            grace_s=grace_s,
+            pass_fds=pass_fds,
+        )
+    finally:
+        if cgroup is not None:
+            cgroup.kill()
+            cgroup.remove()
+
+
+_SERIAL = itertools.count()
+_SETTLE_S = 0.25
+"""How long processes found at the end get to finish exiting on their own before they count as left
+behind: bwrap's own init inside the sandbox can outlive the bwrap it reports to by a moment."""
+
+
+def _survivors(token: str, workspace: Path | None, cgroup: Cgroup | None) -> set[int]:
+    """Processes of the command still alive once it ended, given a moment to finish exiting."""
+    end = time.monotonic() + _SETTLE_S
+    while True:
+        found = set(find_processes(token, workspace))
+        if cgroup is not None:
+            found |= {p for p in cgroup.members() if _alive(p)}
+        if not found or time.monotonic() >= end:
+            return found
+        time.sleep(0.01)
+
+
+def _run(
+    argv: Sequence[str],
+    cgroup: Cgroup | None,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_s: float,
+    stdout: int,
+    stderr: int,
+    token: str,
+    workspace: Path | None,
+    grace_s: float,
+    pass_fds: tuple[int, ...],
+) -> Outcome:
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -325,12 +383,18 @@ def run_command(
             time.sleep(0.02)
         _signal_group(proc.pid, signal.SIGKILL)
         sweep(token, workspace, signal.SIGKILL)
+        if cgroup is not None:
+            cgroup.kill()
         proc.wait()
         code = None
     else:
-        # Count every process still there (its group's and escaped ones), then kill them.
-        left_behind = sweep(token, workspace, signal.SIGKILL)
+        # Count every process still there (its group's, escaped ones, the cgroup's), kill them.
+        survivors = _survivors(token, workspace, cgroup)
+        swept = sweep(token, workspace, signal.SIGKILL) if survivors else 0
+        left_behind = max(len(survivors), swept)
         _signal_group(proc.pid, signal.SIGKILL)
+        if cgroup is not None:
+            cgroup.kill()
     if timed_out or cancelled or left_behind:
         # What was killed is gone before we return: no process of the token may be left.
         for _ in range(500):

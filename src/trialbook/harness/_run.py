@@ -8,6 +8,7 @@ a resume runs exactly the attempts without a row again and records how many were
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import subprocess
@@ -21,10 +22,11 @@ from importlib.metadata import version
 from pathlib import Path
 
 from trialbook.errors import ArgumentError
+from trialbook.harness._cgroup import clean_stale
 from trialbook.harness._driver import Driver, Planned, RunProgress
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._process import sweep
-from trialbook.harness._sandbox import Tier, resolve_tier
+from trialbook.harness._sandbox import Tier, limit_notes, resolve_tier
 from trialbook.harness._spec import AttemptSpec, Budget
 from trialbook.ledger import LedgerStore, RunRecord
 from trialbook.suite import (
@@ -172,10 +174,56 @@ def _check_agent(agent: str) -> None:
         )
 
 
-def _start_watchdog(run_id: str) -> subprocess.Popen[bytes]:
-    """A process that outlives a killed harness just long enough to kill the run's processes."""
+_SCRATCH_PREFIX = "trialbook-run-"
+
+
+def _pid_stamp(pid: int) -> str | None:
+    """``PID-STARTTIME`` of a live process (a pid reused by another process has another stamp)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return f"{pid}-{stat[stat.rindex(b')') + 2 :].split()[19].decode()}"
+
+
+def _make_scratch(run_id: str) -> Path:
+    """The run's throwaway folder, named after this harness, with the run id inside: a harness
+    killed with SIGKILL leaves it behind for the next run to recognise and clear."""
+    scratch = Path(
+        tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{_pid_stamp(os.getpid())}.")
+    ).resolve()
+    (scratch / "run_id").write_text(run_id)
+    return scratch
+
+
+def _clean_stale_runs() -> int:
+    """Clear what killed harnesses left on this machine: the processes of their runs, their
+    cgroups and their scratch folders (workspaces, prompts, oracle copies); returns how many
+    scratch folders were removed. A live harness's folder is never touched."""
+    removed = 0
+    clean_stale()
+    for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*"):
+        stamp = folder.name[len(_SCRATCH_PREFIX) :].split(".", 1)[0]
+        pid = stamp.split("-", 1)[0]
+        if not pid.isdigit() or _pid_stamp(int(pid)) == stamp:
+            continue
+        try:
+            run_id = (folder / "run_id").read_text()
+        except OSError:
+            run_id = ""
+        if run_id:
+            sweep(f"{run_id}/", prefix=True)
+        shutil.rmtree(folder, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _start_watchdog(run_id: str, scratch: Path) -> subprocess.Popen[bytes]:
+    """A process that outlives a killed harness just long enough to kill the run's processes and
+    remove its scratch folder."""
+    watchdog = [sys.executable, "-m", "trialbook.harness._watchdog", str(os.getpid())]
     return subprocess.Popen(
-        [sys.executable, "-m", "trialbook.harness._watchdog", str(os.getpid()), f"{run_id}/"],
+        [*watchdog, f"{run_id}/", str(scratch)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         start_new_session=True,
@@ -305,8 +353,11 @@ def run_suite(
     """
     _check_options(options)
     suite, lock = _frozen_suite(options.suite)
+    _clean_stale_runs()  # a new run clears after killed ones, as a resume does
     tier, tier_note = resolve_tier(options.sandbox)
     notes = [tier_note] if tier_note else []
+    longest = max([t.timeout_s for t in suite.tasks] + [t.grader_timeout_s for t in suite.tasks])
+    notes += limit_notes(math.ceil(longest) + 10)
     tasks, quarantined = _tasks_to_run(suite, lock, options.subset)
     if quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(quarantined)}")
@@ -322,7 +373,7 @@ def run_suite(
             notes.append(f"{len(cut_off)} attempt(s) cut off by an earlier stop will run again")
         transcripts = options.ledger.parent / f"{options.ledger.stem}.transcripts" / run_id
         transcripts.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix="trialbook-run-")).resolve()
+        scratch = _make_scratch(run_id)
         templates = _templates(
             tasks,
             options,
@@ -354,7 +405,7 @@ def run_suite(
             progress=progress,
             stop=stop,
         )
-        watchdog = _start_watchdog(run_id)
+        watchdog = _start_watchdog(run_id, scratch)
         executor = (executor_factory or LocalExecutor)(options.jobs)
         try:
             driver.drive(todo, executor)

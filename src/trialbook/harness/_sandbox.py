@@ -4,7 +4,10 @@
 namespace (loopback only); the host file system mounted read-only; only the workspace and the attempt's
 io folder writable; the suite folder, the ledger folder and every other attempt's folder hidden behind
 empty tmpfs mounts; a fresh /proc (the harness and its environment are not visible), a fresh /tmp; the
-environment cleared; ``--die-with-parent`` so the whole sandbox dies with the harness.
+environment cleared; ``--die-with-parent`` so the whole sandbox dies with the harness. Every
+capability is dropped (also when the harness runs as root) and, where bwrap allows it, the sandbox has
+its own user namespace in which no further one can be made: mount, umount, remount and raw sockets
+fail inside.
 
 ``process``: its own session and process group (so a timeout can signal the whole tree), the
 environment cleared, and rlimits on CPU time, address space, file size and open files. It does not hide
@@ -16,6 +19,7 @@ Both tiers apply the same rlimits, set by the shell with ``ulimit`` before the c
 
 from __future__ import annotations
 
+import resource
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -26,7 +30,17 @@ from typing import Literal
 
 from trialbook.errors import ArgumentError
 
-__all__ = ["TIERS", "Limits", "SandboxSpec", "Tier", "bwrap_problem", "resolve_tier", "wrap"]
+__all__ = [
+    "TIERS",
+    "Limits",
+    "SandboxSpec",
+    "Tier",
+    "bwrap_problem",
+    "clamped",
+    "limit_notes",
+    "resolve_tier",
+    "wrap",
+]
 
 Tier = Literal["bwrap", "process"]
 TIERS: tuple[Tier, ...] = ("bwrap", "process")
@@ -43,6 +57,9 @@ class Limits:
     file_mb: int = 1024
     """Largest file a process may write."""
     open_files: int = 1024
+    processes: int = 4096
+    """RLIMIT_NPROC: processes of the user, machine-wide (the kernel does not apply it to root;
+    the attempt's cgroup, where the harness can make one, caps an attempt's own processes)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +90,7 @@ def bwrap_problem() -> str | None:
         "--dev", "/dev",
         "--unshare-pid", "--unshare-net", "--unshare-ipc",
         "--die-with-parent",
+        *_CAP_DROP,
         "--", "/bin/true",
     ]  # fmt: skip
     try:
@@ -83,6 +101,26 @@ def bwrap_problem() -> str | None:
         reason = done.stderr.decode(errors="replace").strip().splitlines()
         return f"bwrap cannot create namespaces here: {reason[-1] if reason else done.returncode}"
     return None
+
+
+_CAP_DROP = ("--cap-drop", "ALL")
+"""Run as root, bwrap would otherwise hand the agent every capability (it could unmount the tmpfs
+over the suite, remount / read-write, open raw sockets). Required: a bwrap without it is not used."""
+_USERNS = ("--unshare-user", "--disable-userns")
+"""Its own user namespace, in which it may create no other: the capability bounding set is empty,
+so nothing the agent runs (a setuid binary, a nested ``unshare -r``) gets a capability back."""
+
+
+@cache
+def _userns_flags() -> tuple[str, ...]:
+    """``_USERNS`` where this bwrap and kernel allow it (bwrap >= 0.8), else nothing."""
+    exe = shutil.which("bwrap") or "bwrap"
+    probe = [exe, "--ro-bind", "/", "/", "--dev", "/dev", *_USERNS, *_CAP_DROP, "--", "/bin/true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return _USERNS if done.returncode == 0 else ()
 
 
 def resolve_tier(requested: str) -> tuple[Tier, str | None]:
@@ -107,16 +145,43 @@ def resolve_tier(requested: str) -> tuple[Tier, str | None]:
     return "bwrap", None
 
 
+def clamped(limits: Limits) -> dict[str, int]:
+    """The limits as ``ulimit`` flags and values, each lowered to the caller's hard limit.
+
+    A process cannot raise a hard limit, so a harness started with ``ulimit -Hn 512`` that asked
+    for 1024 would make every attempt fail at its first line ("exited with 126"); the caller's
+    lower limit is kept instead (the run says so when it is the CPU time, see ``limit_notes``).
+    """
+    wanted = {
+        "-t": (limits.cpu_s, resource.RLIMIT_CPU, 1),
+        "-v": (limits.memory_mb * 1024, resource.RLIMIT_AS, 1024),
+        "-f": (limits.file_mb * 2048, resource.RLIMIT_FSIZE, 512),
+        "-n": (limits.open_files, resource.RLIMIT_NOFILE, 1),
+        "-p": (limits.processes, resource.RLIMIT_NPROC, 1),
+    }
+    out: dict[str, int] = {}
+    for flag, (value, which, unit) in wanted.items():
+        hard = resource.getrlimit(which)[1]
+        out[flag] = value if hard == resource.RLIM_INFINITY else min(value, hard // unit)
+    return out
+
+
+def limit_notes(cpu_s: int) -> list[str]:
+    """What the caller's hard limits take away from an attempt that may use ``cpu_s`` CPU seconds."""
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    if hard != resource.RLIM_INFINITY and hard < cpu_s:
+        return [
+            f"the caller's hard CPU-time limit ({hard} s) is below what an attempt may use "
+            f"({cpu_s} s): an attempt may be stopped by it (SIGXCPU) before its timeout"
+        ]
+    return []
+
+
 def _script(command: str, limits: Limits) -> str:
     # POSIX sh (dash) takes one limit per ulimit call: -t CPU seconds, -v KiB, -f 512-byte blocks,
-    # -n descriptors; without -S/-H each sets both the soft and the hard limit, so none can be raised.
-    settings = (
-        f"-t {limits.cpu_s}",
-        f"-v {limits.memory_mb * 1024}",
-        f"-f {limits.file_mb * 2048}",
-        f"-n {limits.open_files}",
-    )
-    prefix = " && ".join(f"ulimit {s}" for s in settings)
+    # -n descriptors, -p processes of the user; without -S/-H each sets both the soft and the hard
+    # limit, so none can be raised again.
+    prefix = " && ".join(f"ulimit {flag} {value}" for flag, value in clamped(limits).items())
     return f"{prefix} || exit 126\n{command}"
 
 
@@ -144,6 +209,8 @@ def wrap(
         "--unshare-ipc",
         "--unshare-uts",
         "--unshare-cgroup-try",
+        *_userns_flags(),
+        *_CAP_DROP,
         "--ro-bind", "/", "/",
         "--proc", "/proc",
         "--dev", "/dev",

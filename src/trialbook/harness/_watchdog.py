@@ -1,18 +1,22 @@
-"""The run's watchdog: ``python -m trialbook.harness._watchdog HARNESS_PID TOKEN_PREFIX``.
+"""The run's watchdog: ``python -m trialbook.harness._watchdog HARNESS_PID TOKEN_PREFIX [SCRATCH]``.
 
 Started by the driver in its own session, it waits for the harness process to end (a pidfd, so no
 polling) and then kills every process still carrying the run's sandbox token. A harness that ends
 normally has already cleaned up and stops the watchdog; one killed with SIGKILL leaves the attempts'
-processes behind, and this is what kills them at once (the bwrap tier also has --die-with-parent).
+processes behind, and this is what kills them at once (the bwrap tier also has --die-with-parent),
+empties the harness's cgroups and removes the run's scratch folder (workspaces, prompts, oracle
+copies). Killed together with the harness, it leaves those to the next run or resume.
 """
 
 from __future__ import annotations
 
 import os
 import select
+import shutil
 import sys
 import time
 
+from trialbook.harness._cgroup import clean_stale
 from trialbook.harness._process import find_processes, sweep
 
 
@@ -31,6 +35,9 @@ def main(argv: list[str]) -> int:
         if not find_processes(prefix, prefix=True):
             break
         time.sleep(0.05)
+    clean_stale(harness)
+    if len(argv) > 2:
+        shutil.rmtree(argv[2], ignore_errors=True)
     return 0
 
 

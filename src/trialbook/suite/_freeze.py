@@ -93,8 +93,11 @@ def _canonical(data: Mapping[str, Any]) -> str:
 def suite_files(folder: Path) -> Iterator[tuple[str, Path]]:
     """(relative posix path, path) of every file under ``folder``, sorted by the relative path.
 
-    Symbolic links and special files are refused: what a link points at is not part of the suite.
+    Symbolic links, special files and names that are not UTF-8 are refused: what a link points at is
+    not part of the suite.
     """
+    if folder.is_symlink():
+        raise SuiteError(f"{folder}: symbolic links are not allowed in a suite (copy the folder)")
     if not folder.is_dir():
         return
     found: list[tuple[str, Path]] = []
@@ -102,6 +105,13 @@ def suite_files(folder: Path) -> Iterator[tuple[str, Path]]:
         base = Path(dirpath)
         for name in [*dirnames, *filenames]:
             p = base / name
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                raise SuiteError(
+                    f"{str(p)!a}: the file name is not UTF-8 (rename it): the lock, the ledger "
+                    "and every report name files as UTF-8 text"
+                ) from None
             mode = p.lstat().st_mode
             if stat.S_ISLNK(mode):
                 raise SuiteError(f"{p}: symbolic links are not allowed in a suite (copy the file)")

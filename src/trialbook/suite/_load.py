@@ -20,7 +20,11 @@ __all__ = ["LOCK_NAME", "Suite", "SuiteError", "Task", "load_suite"]
 
 LOCK_NAME = "suite.lock.json"
 DEFAULT_GRADER_TIMEOUT_S = 120.0
-_TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+MAX_K = 100_000
+"""Attempts per task beyond this are refused: the seeds and the plan are built in memory."""
+SEED_RANGE = (-(2**63), 2**63 - 1)
+"""Seeds are stored as 64-bit integers (the ledger's ``seed``)."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,20 @@ def _read_toml(path: Path, check: _Checker) -> dict[str, Any] | None:
     return None
 
 
+def _refuse_link(path: Path, check: _Checker) -> None:
+    """A suite's folders must be its own: a ``tasks/``, task, ``fixture/`` or ``oracle/`` that is a
+    symbolic link would be read (and hashed) through the link while the sandbox hides the suite
+    folder only, so the agent could read the oracle by its real path; a fixture linked to ``~/.ssh``
+    would be copied into every workspace."""
+    if path.is_symlink():
+        check.add(
+            path,
+            None,
+            f"is a symbolic link (to {str(path.readlink())!r}): a suite's folders must be inside it "
+            "(copy the folder into the suite)",
+        )
+
+
 def load_suite(root: str | Path) -> Suite:
     """Read and check a suite folder. Raises :class:`SuiteError` listing every problem."""
     root = Path(root)
@@ -187,6 +205,8 @@ def load_suite(root: str | Path) -> Suite:
         check.add(path, "k", f"expected a whole number >= 1, got {data['k']!r}")
     elif data["k"] < 1:
         check.add(path, "k", f"must be >= 1, got {data['k']}")
+    elif data["k"] > MAX_K:
+        check.add(path, "k", f"must be <= {MAX_K}, got {data['k']}")
     else:
         k = data["k"]
     timeout = check.number(path, data, "timeout_s", low=0, open_low=True)
@@ -200,7 +220,9 @@ def load_suite(root: str | Path) -> Suite:
         if not isinstance(raw, list) or not all(
             isinstance(s, int) and not isinstance(s, bool) for s in raw
         ):
-            check.add(path, "seeds", f"expected a list of whole numbers, got {raw!r}")
+            check.add(path, "seeds", f"expected a list of whole numbers, got {raw!r:.80}")
+        elif bad := [s for s in raw if not SEED_RANGE[0] <= s <= SEED_RANGE[1]]:
+            check.add(path, "seeds", f"seeds must fit in 64 bits (signed), got {bad[0]}")
         elif k and len(raw) != k:
             check.add(path, "seeds", f"expected one seed per attempt index ({k}), got {len(raw)}")
         else:
@@ -215,6 +237,7 @@ def load_suite(root: str | Path) -> Suite:
     grader_version = check.text(path, data, "grader_version")
 
     tasks_dir = root / "tasks"
+    _refuse_link(tasks_dir, check)
     task_dirs = sorted(p for p in tasks_dir.iterdir() if p.is_dir()) if tasks_dir.is_dir() else []
     if not task_dirs:
         check.add(tasks_dir, None, "no task folders (expected tasks/<id>/task.toml)")
@@ -286,8 +309,10 @@ def _load_task(
     suite_weight: object,
 ) -> Task | None:
     before = len(check.problems)
-    if not _TASK_ID.match(tdir.name):
+    if not _TASK_ID.fullmatch(tdir.name):
         check.add(tdir, None, "task id must be letters, digits, '.', '_' or '-'")
+    for folder in (tdir, tdir / "fixture", tdir / "oracle"):
+        _refuse_link(folder, check)
     path = tdir / "task.toml"
     data = _read_toml(path, check)
     if data is None:

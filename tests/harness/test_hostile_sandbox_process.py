@@ -1,0 +1,116 @@
+"""Escapes that shed every mark the sweep looks for (issue 12, items 7, 14, 15): a process that
+clears its environment, leaves the workspace and starts its own session; one that makes itself
+undumpable after a double fork. Where the harness can make cgroups (as root: CI, containers) the
+attempt's cgroup still holds it: it is counted in the row and killed. Without cgroups the process
+tier cannot promise this (docs/harness.md says so) and the test is skipped."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_suite
+from tests.harness.test_run import TIERS, alive_with, run, unique_run_id, unique_seconds
+from trialbook.harness._cgroup import available
+
+needs_cgroups = pytest.mark.skipif(
+    not available(), reason="no writable cgroup here: the process tier cannot hold such escapes"
+)
+
+UNDUMPABLE = (
+    "import ctypes, os, time\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"  # PR_SET_DUMPABLE 0
+    "        os.chdir('/')\n"
+    "        os.execve('/bin/sleep', ['sleep', '{secs}'], {{}})\n"
+    "    os._exit(0)\n"
+)
+
+
+@needs_cgroups
+@pytest.mark.parametrize("tier", TIERS)
+@pytest.mark.parametrize("how", ["env -i setsid", "undumpable"])
+def test_a_process_that_sheds_token_cwd_and_session_is_still_caught(
+    tmp_path: Path, tier: str, how: str
+) -> None:
+    secs = unique_seconds()
+    if how == "env -i setsid":
+        agent = f'(cd / && env -i setsid sh -c "(sleep {secs} &)"); sleep 0.2; touch done.txt'
+    else:
+        script = tmp_path / "undumpable.py"
+        script.write_text(UNDUMPABLE.format(secs=secs))
+        agent = f"{sys.executable} {script}; sleep 0.2; touch done.txt"
+    (row,) = run(tmp_path, {"t": {"grader": "test -f done.txt"}}, agent, tier)
+    assert row["passed"] is True
+    if tier == "process":
+        assert "left behind were killed" in (row["error"] or ""), row
+    # bwrap: the pid namespace ends with the agent's command, taking every process in it along
+    assert not alive_with(secs)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_an_agent_that_only_writes_a_file_is_never_said_to_leave_processes(
+    tmp_path: Path, tier: str
+) -> None:
+    """Item 15: 2.7% of such rows said "1 process(es) the agent left behind were killed" (bwrap's
+    init inside the sandbox, still exiting when bwrap itself had ended)."""
+    rows = run(tmp_path, {"t": {"grader": "test -f done.txt"}}, "touch done.txt", tier, k=30)
+    assert [r["error"] for r in rows if r["error"]] == []
+    assert all(r["passed"] for r in rows)
+
+
+def test_the_harness_is_root_or_cgroups_are_documented_missing() -> None:
+    """As root (CI) cgroups must work here, or the process-tier tests above silently skip."""
+    if os.geteuid() == 0 and os.environ.get("CI"):
+        assert available()
+
+
+def _watchdog_of(harness: int) -> list[int]:
+    return [
+        p
+        for p in alive_with("trialbook.harness._watchdog")
+        if f" {harness} ".encode() in Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ")
+    ]
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_new_run_clears_what_a_killed_harness_and_watchdog_left(
+    tmp_path: Path, tier: str
+) -> None:
+    """Item 14: SIGKILL to the harness and its watchdog together left the scratch folder (with
+    workspaces and prompts) in /tmp and the attempt's processes running until a --resume."""
+    secs = unique_seconds()
+    suite = make_suite(tmp_path / "suite", {"t": {"grader": "true"}}, k=1, timeout_s=60)
+    ledger = tmp_path / "out" / "ledger.db"
+    cmd = [sys.executable, "-m", "trialbook", "run", str(suite), "--agent", f"sleep {secs}"]
+    cmd += ["--ledger", str(ledger), "--run-id", unique_run_id(), "--sandbox", tier]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            if alive_with(secs) and _watchdog_of(proc.pid):
+                break
+            time.sleep(0.05)
+        assert alive_with(secs), "the agent never started"
+        for pid in [*_watchdog_of(proc.pid), proc.pid]:
+            os.kill(pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        scratch = list(Path(tempfile.gettempdir()).glob(f"trialbook-run-{proc.pid}-*"))
+        assert scratch, "the killed harness left no scratch folder to test with"
+        if tier == "process":
+            assert alive_with(secs)  # nothing killed it yet
+        run(tmp_path / "next", {"t": {"grader": "true"}}, "true", tier)
+        assert not any(p.exists() for p in scratch)
+        assert not alive_with(secs)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
