@@ -22,17 +22,15 @@ if TYPE_CHECKING:
         compare_runs,
     )
     from trialbook.analysis._plan import plan_from_options
-    from trialbook.analysis._score import (
+    from trialbook.analysis._results import (
         AcrossRuns,
         MetricEstimate,
         RunScore,
-        ScoreOptions,
         ScoreReport,
         StratumScore,
         TaskScore,
-        score_file,
-        score_ledger,
     )
+    from trialbook.analysis._score import ScoreOptions, score_file, score_ledger
 
 __all__ = [
     "INTERVAL_METHODS",
@@ -63,19 +61,10 @@ _LAZY = {
     ),
     "plan_from_options": "_plan",
     **dict.fromkeys(
-        (
-            "AcrossRuns",
-            "MetricEstimate",
-            "RunScore",
-            "ScoreOptions",
-            "ScoreReport",
-            "StratumScore",
-            "TaskScore",
-            "score_file",
-            "score_ledger",
-        ),
-        "_score",
+        ("AcrossRuns", "MetricEstimate", "RunScore", "ScoreReport", "StratumScore", "TaskScore"),
+        "_results",
     ),
+    **dict.fromkeys(("ScoreOptions", "score_file", "score_ledger"), "_score"),
 }
 
 

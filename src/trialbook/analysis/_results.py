@@ -1,0 +1,157 @@
+"""The frozen results of scoring: what ``trialbook score`` prints, per run, stratum and task."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from trialbook.stats import BootstrapResult, CostSummary, EffortSummary, VarianceComponents
+
+__all__ = [
+    "AcrossRuns",
+    "MetricEstimate",
+    "RunScore",
+    "ScoreReport",
+    "StratumScore",
+    "TaskScore",
+    "Weighting",
+]
+
+Weighting = Literal["equal", "declared"]
+
+
+@dataclass(frozen=True)
+class MetricEstimate:
+    """A mean over tasks with its interval."""
+
+    estimate: float
+    """The point estimate."""
+    ci_low: float
+    """Lower bound of the task-bootstrap interval."""
+    ci_high: float
+    """Upper bound of the task-bootstrap interval."""
+    se: float | None
+    """Analytic task-clustered standard error (None with a single task)."""
+    se_bootstrap: float
+    """Standard deviation of the bootstrap distribution."""
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """One task's record in one run.
+
+    Its pass@k and pass^k for any k follow from (attempts, passes); they are not repeated here
+    (with 100 attempts that would be 200 numbers per task). ``trialbook passk`` computes them.
+    """
+
+    task_id: str
+    """The task."""
+    stratum: str | None
+    """Its stratum, if recorded."""
+    weight: float | None
+    """Its declared weight, if recorded."""
+    attempts: int
+    """n: scored attempts."""
+    passes: int
+    """c: passing attempts."""
+    first_attempt_passed: bool
+    """Whether the attempt with the lowest index passed."""
+    timeouts: int
+    """Attempts stopped by the timeout."""
+    infra_errors: int
+    """Attempts with status infra_error (counted as failures unless dropped)."""
+
+
+@dataclass(frozen=True)
+class StratumScore:
+    """The metrics of the tasks of one stratum."""
+
+    stratum: str
+    """Its name."""
+    tasks: int
+    """Tasks in it."""
+    attempts: int
+    """Scored attempts in it."""
+    metrics: dict[str, MetricEstimate]
+    """pass@k and pass^k as for the whole run."""
+
+
+@dataclass(frozen=True)
+class RunScore:
+    """The scorecard of one run."""
+
+    run_id: str
+    """The run."""
+    system: str | None
+    """The system under test, if recorded."""
+    dataset_id: str | None
+    """The frozen suite's hash, if recorded."""
+    tasks: int
+    """Tasks scored."""
+    attempts: int
+    """Attempts scored (after quarantine and any dropped infrastructure errors)."""
+    ks: tuple[int, ...]
+    """The budgets reported."""
+    metrics: dict[str, MetricEstimate]
+    """``pass@K`` and ``pass^K`` for every K in ``ks``."""
+    pooled_attempt_rate: MetricEstimate
+    """All passes / all attempts: attempt-level, so tasks with more attempts weigh more."""
+    first_attempt_rate: MetricEstimate
+    """Share of tasks whose lowest-index attempt passed."""
+    mean_score: MetricEstimate | None
+    """Mean over tasks of each task's mean partial credit (``score``), when every scored attempt
+    records one; None otherwise (a note says why when only some do)."""
+    bootstrap: BootstrapResult = field(repr=False)
+    """The settings and raw result of the run-level bootstrap."""
+    interval_method: str
+    """What drew ``ci_low``/``ci_high``: wilson, percentile or bca (see IntervalOptions.method)."""
+    weights: Weighting
+    """equal, or declared (the suite's weights)."""
+    variance: VarianceComponents | None
+    """Between/within-task variance of attempt outcomes; None if the design cannot separate them."""
+    effort: EffortSummary
+    """Companion figures (attempts used, timeouts, helpers, cache, infrastructure errors)."""
+    cost: CostSummary
+    """Cost, tokens and cost per success."""
+    strata: tuple[StratumScore, ...]
+    """Per-stratum metrics (empty when no stratum is recorded)."""
+    per_task: tuple[TaskScore, ...]
+    """Every task's record."""
+    quarantined: tuple[tuple[str, int], ...]
+    """(task_id, attempt_index) of rows flagged oracle_leak: reported, never scored."""
+    infra_errors: int
+    """Attempts with status infra_error in the run."""
+    infra_errors_dropped: bool
+    """Whether they were dropped (True) or counted as failures (False)."""
+    notes: tuple[str, ...]
+    """Things the reader should know (short tasks, dropped rows, ...)."""
+
+
+@dataclass(frozen=True)
+class AcrossRuns:
+    """pass@1 over several runs of one system on one suite: median and 5-95% band, never the best."""
+
+    system: str | None
+    """The system."""
+    dataset_id: str | None
+    """The suite."""
+    runs: int
+    """How many runs."""
+    median: float
+    """Median pass@1 over runs."""
+    p05: float
+    """5th percentile over runs."""
+    p95: float
+    """95th percentile over runs."""
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    """Everything ``trialbook score`` prints."""
+
+    source: str
+    """The ledger scored."""
+    runs: tuple[RunScore, ...]
+    """One scorecard per run."""
+    across_runs: tuple[AcrossRuns, ...]
+    """Run-to-run spread for systems with two or more runs on the same suite."""
