@@ -98,6 +98,8 @@ class RunScore:
     """All passes / all attempts: attempt-level, so tasks with more attempts weigh more."""
     first_attempt_rate: MetricEstimate
     """Share of tasks whose lowest-index attempt passed."""
+    passes_after_timeout: int
+    """Attempts that timed out and still passed (only in runs that declare graded_after_timeout)."""
     mean_score: MetricEstimate | None
     """Mean over tasks of each task's mean partial credit (``score``), when every scored attempt
     records one; None otherwise (a note says why when only some do)."""

@@ -158,6 +158,12 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     passed = rows.column("passed")
     first_pass = groups.first_passed.astype(np.float64)
     timeouts = groups.count(rows.column("timed_out"))
+    after_timeout = int((rows.column("passed") & rows.column("timed_out")).sum())
+    if after_timeout:
+        notes.append(
+            f"{after_timeout} pass(es) after timeout: the run's grader judged the workspace after "
+            "the agent's timeout (graded_after_timeout), and they count as passes"
+        )
     infra_rows = rows.has_status("infra_error")
     infra_per_task = groups.count(infra_rows)
     weight_col = groups.weight
@@ -290,6 +296,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         pooled_attempt_rate=joint["pooled"],
         first_attempt_rate=joint["first"],
         mean_score=mean_score,
+        passes_after_timeout=after_timeout,
         bootstrap=boot,
         interval_method=options.method,
         weights=options.weights,

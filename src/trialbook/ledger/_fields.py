@@ -75,6 +75,13 @@ FIELDS: tuple[Field, ...] = (
     Field("finished_at", "time", False, "end, ISO 8601 with UTC offset"),
     Field("transcript", "str", False, "path of the kept raw output"),
     Field("selected", "bool", False, "the candidate a selector delivered"),
+    Field(
+        "graded_after_timeout",
+        "bool",
+        False,
+        "the run's grader judged the workspace after a timeout (as Terminal-Bench does): a timed-"
+        "out attempt may then pass; constant within a run",
+    ),
 )
 
 FIELD_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}

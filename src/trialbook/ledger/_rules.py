@@ -100,7 +100,13 @@ def check_rules(ledger: Ledger) -> list[Problem]:
 
     passed = ledger.values["passed"]
     timed_out = ledger.values["timed_out"]
-    add(passed & timed_out, "contradiction: 'timed_out' and 'passed' are both true")
+    # a run whose grader judged the workspace after a timeout may pass a timed-out attempt
+    after_timeout = ledger.values["graded_after_timeout"] == 1  # NaN (not recorded) is False
+    add(
+        passed & timed_out & ~after_timeout,
+        "contradiction: 'timed_out' and 'passed' are both true (allowed only in a run that "
+        "declares 'graded_after_timeout')",
+    )
     attempt, budget = ledger.values["attempt_index"], ledger.values["k_budget"]
     add(
         attempt >= budget,
@@ -119,10 +125,12 @@ def check_rules(ledger: Ledger) -> list[Problem]:
         )
     label_code = {s: j for j, s in enumerate(status_labels)}
     known_status = (status_codes >= 0) & ~np.isin(status_codes, bad_labels)
+    pass_after_timeout = passed & timed_out & after_timeout  # its status is 'passed'
     for flag, name, text in ((passed, "passed", "passed"), (timed_out, "timed_out", "timed_out")):
         code = label_code.get(text, -2)
+        exempt = pass_after_timeout if name == "timed_out" else np.zeros_like(passed)
         add(
-            known_status & (flag != (status_codes == code)),
+            known_status & ~exempt & (flag != (status_codes == code)),
             lambda i, n=name: (
                 f"contradiction: field {n!r} is {str(bool(ledger.values[n][i])).lower()} "
                 f"but 'status' is {status_labels[status_codes[i]]!r}"
@@ -214,6 +222,7 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
     constant_within(run_group, "k_budget", "run")
     constant_within(run_group, "system", "run")
     constant_within(run_group, "dataset_id", "run")
+    constant_within(run_group, "graded_after_timeout", "run")
     run_task = _group_key(run_group, task)
     constant_within(run_task, "weight", "task of a run")
     constant_within(run_task, "stratum", "task of a run")

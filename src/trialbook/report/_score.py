@@ -48,6 +48,7 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
             "first_attempt": _metric(run.first_attempt_rate),
         },
         "mean_score": None if run.mean_score is None else _metric(run.mean_score),
+        "passes_after_timeout": run.passes_after_timeout,
         "weights": run.weights,
         "ci": {
             "method": run.interval_method,

@@ -140,10 +140,17 @@ SELECT
 FROM runs r;
 """
 
+# Schema 4: a run may declare that its grader judged the workspace after a timeout.
+_V4 = """
+ALTER TABLE attempts ADD COLUMN "graded_after_timeout" INTEGER
+    CHECK ("graded_after_timeout" IS NULL OR ("graded_after_timeout" IN (0, 1)));
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
     (3, "run_summary view", _V3),
+    (4, "graded_after_timeout", _V4),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
