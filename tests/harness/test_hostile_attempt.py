@@ -5,6 +5,7 @@ on, the row is never an ``infra_error`` of the agent's making, and ``--resume`` 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,6 @@ from trialbook.harness._usage import MAX_BYTES, MAX_LINES, read_usage
 from trialbook.ledger import ledger_rows, read_ledger
 
 pytestmark = pytest.mark.timeout(120)
-
-INT64_MAX = 2**63 - 1
 
 
 def _usage(tmp_path: Path, text: str | bytes) -> tuple[dict[str, Any], list[str]]:
@@ -36,8 +35,17 @@ def test_sums_past_int64_or_to_infinity_drop_the_figure_and_say_so(tmp_path: Pat
         '{"cost": 1e308, "tokens_in": 1, "tokens_out": 4}\n',
     )
     assert totals == {"tokens_out": 7}  # unusable figures are not recorded, the others are
-    assert any("tokens_in sums past the largest storable integer" in p for p in problems)
+    assert any("tokens_in is beyond 2**53" in p for p in problems)
     assert any("cost sums to infinity" in p for p in problems)
+
+
+def test_the_usage_limit_is_the_ledgers_exact_limit(tmp_path: Path) -> None:
+    from trialbook.harness._usage import MAX_COUNT
+    from trialbook.ledger._fields import EXACT_INT
+
+    assert MAX_COUNT == EXACT_INT
+    totals, _ = _usage(tmp_path, f'{{"tokens_in": {EXACT_INT}}}\n')
+    assert totals == {"tokens_in": EXACT_INT}
 
 
 def test_a_single_value_beyond_int64_is_not_recorded(tmp_path: Path) -> None:
@@ -165,3 +173,20 @@ def test_every_hostile_row_is_written_under_one_run(tmp_path: Path) -> None:
     rows = run(tmp_path, tasks, agent, "process", run_id=unique_run_id())
     assert sorted(r["task_id"] for r in rows) == sorted(HOSTILE)
     assert {r["status"] for r in rows} == {"failed"}
+
+
+def test_two_runs_of_one_system_in_the_same_second_get_different_ids(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    from tests.conftest import make_suite
+
+    make_suite(suite, {"t": CHECK}, k=1)
+    ledger = tmp_path / "ledger.db"
+    ids = []
+    for _ in range(2):
+        options = RunOptions(
+            suite=suite, agent="touch done.txt", ledger=ledger, system="same", sandbox="process"
+        )
+        ids.append(run_suite(options).run_id)
+    assert ids[0] != ids[1]
+    for run_id in ids:
+        assert re.fullmatch(r"same-\d{8}T\d{6}Z-[0-9a-f]{6}", run_id), run_id

@@ -2,7 +2,8 @@
 
 The agent names the file (it may make it a symlink, a fifo, a folder, a file it cannot read, or a
 gigabyte of lines), so the harness opens it without following a symlink and without blocking, reads
-at most :data:`MAX_BYTES` and :data:`MAX_LINES`, and keeps every figure within the ledger's int64.
+at most :data:`MAX_BYTES` and :data:`MAX_LINES`, and keeps every count within what the ledger
+stores exactly (:data:`MAX_COUNT`).
 Whatever is wrong with it is the agent's data: a problem in the row's ``error``, never an exception
 and never an ``infra_error``. A figure that cannot be trusted is not recorded (unknown is not zero).
 """
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["INT64_MAX", "MAX_BYTES", "MAX_LINES", "USAGE_KEYS", "read_usage"]
+__all__ = ["MAX_BYTES", "MAX_COUNT", "MAX_LINES", "USAGE_KEYS", "read_usage"]
 
 USAGE_KEYS: Mapping[str, type] = {
     "tokens_in": int,
@@ -34,8 +35,9 @@ MAX_BYTES = 1 << 20
 """The most of a usage file the harness reads (1 MiB); a longer file is not used at all."""
 MAX_LINES = 10_000
 """The most lines a usage file may have; a file with more is not used at all."""
-INT64_MAX = (1 << 63) - 1
-"""The largest integer the ledger stores; a count or a sum beyond it is not recorded."""
+MAX_COUNT = 1 << 53
+"""The largest count the ledger keeps exactly (an optional whole number, 2**53); a count or a sum
+beyond it is not recorded."""
 
 
 def _read_bounded(path: Path) -> tuple[bytes | None, str | None]:
@@ -74,7 +76,7 @@ def read_usage(path: Path) -> tuple[dict[str, Any], list[str]]:
     """Sum the usage lines an agent appended; returns (totals, problems). Missing = not reported.
 
     A line that is not a JSON object, an unknown key or a value of the wrong kind is skipped with a
-    problem; a value or a sum beyond int64 (or a cost sum that is not finite) drops that figure.
+    problem; a value or a sum beyond 2**53 (or a cost sum that is not finite) drops that figure.
     """
     data, problem = _read_bounded(path)
     if data is None:
@@ -126,9 +128,9 @@ def _add(totals: dict[str, Any], key: str, value: object, dropped: set[str]) -> 
         return None
     if kind is int:
         total = totals.get(key, 0) + value
-        if total > INT64_MAX:
+        if total > MAX_COUNT:
             dropped.add(key)
-            return f"{key} sums past the largest storable integer (2**63-1): {key} not recorded"
+            return f"{key} is beyond 2**53, the largest count the ledger keeps: {key} not recorded"
         totals[key] = total
         return None
     try:
