@@ -190,3 +190,15 @@ def test_two_runs_of_one_system_in_the_same_second_get_different_ids(tmp_path: P
     assert ids[0] != ids[1]
     for run_id in ids:
         assert re.fullmatch(r"same-\d{8}T\d{6}Z-[0-9a-f]{6}", run_id), run_id
+
+
+def test_a_clock_stepping_back_never_gives_a_row_the_ledger_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trialbook.harness import _attempt
+
+    stamps = iter(["2026-01-01T00:00:10.000+00:00", "2026-01-01T00:00:00.000+00:00"])
+    monkeypatch.setattr(_attempt, "now", lambda: next(stamps))
+    (row,) = run(tmp_path, {"t": CHECK}, "touch done.txt", "process")
+    assert row["status"] == "passed"
+    assert row["finished_at"] == row["started_at"]

@@ -142,7 +142,9 @@ def run_attempt(spec: AttemptSpec) -> AttemptResult:
         output = captured.contents()
     finally:
         captured.close()
-    row["finished_at"] = now()
+    # never before the start (the ledger refuses that as a contradiction), even if the wall clock
+    # stepped back during the attempt; one fixed ISO format, so the strings order as the times do
+    row["finished_at"] = max(now(), str(row["started_at"]))
     row["error"] = "; ".join(notes) if notes else None
     return AttemptResult(row=row, output=output)
 
