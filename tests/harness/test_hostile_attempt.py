@@ -120,6 +120,10 @@ HOSTILE = {
     "workspace-locked": 'chmod 000 "$PWD"',
     "planted-oracle": "mkdir -p ../oracle/x 2>/dev/null; true",
     "workspace-gone": "cd .. && rm -rf workspace 2>/dev/null; true",
+    "attempt-folder-swapped": (
+        'cd ../.. && d="$(basename "$(dirname "$OLDPWD")")" && mv "$d" "$d.moved" 2>/dev/null'
+        ' && ln -s /tmp "$d"; true'
+    ),
 }
 
 
@@ -202,3 +206,20 @@ def test_a_clock_stepping_back_never_gives_a_row_the_ledger_refuses(
     (row,) = run(tmp_path, {"t": CHECK}, "touch done.txt", "process")
     assert row["status"] == "passed"
     assert row["finished_at"] == row["started_at"]
+
+
+def test_an_attempt_folder_swapped_for_a_symlink_is_never_followed(tmp_path: Path) -> None:
+    canary = tmp_path / "canary"
+    (canary / "locked").mkdir(parents=True)
+    (canary / "keep.txt").write_text("mine")
+    (canary / "locked").chmod(0)
+    agent = (
+        'cd ../.. && d="$(basename "$(dirname "$OLDPWD")")" && mv "$d" "$d.moved"'
+        f' && ln -s {canary} "$d"'
+    )
+    (row,) = run(tmp_path, {"t": WITH_ORACLE}, agent, "process")
+    assert row["status"] == "failed"
+    assert "moved or replaced its attempt folder" in row["error"]
+    assert (canary / "locked").stat().st_mode & 0o777 == 0  # the harness chmodded nothing there
+    assert sorted(p.name for p in canary.iterdir()) == ["keep.txt", "locked"]
+    (canary / "locked").chmod(0o700)

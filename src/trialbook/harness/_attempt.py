@@ -211,6 +211,11 @@ def _attempt(
         notes.append(f"{agent.left_behind} process(es) the agent left behind were killed")
     # From here on every path under attempt_dir is the agent's work: what it did to them is its
     # data (a problem in the row), never the harness's error.
+    if not _is_dir(attempt_dir):  # the process tier: renamed, a symlink put in its place
+        notes.append("the agent moved or replaced its attempt folder: not graded")
+        row.update(passed=False, timed_out=agent.timed_out, score=None)
+        row["status"] = "timed_out" if agent.timed_out else "failed"
+        return False
     _reclaim(attempt_dir, (attempt_dir, workspace, io))
     if _is_dir(io):
         usage, problems = read_usage(usage_file)
@@ -409,11 +414,15 @@ def _reclaim(top: Path, folders: tuple[Path, ...]) -> None:
 
 
 def _remove(folder: Path) -> None:
-    """Delete an attempt folder, taking back whatever the agent locked inside it."""
+    """Delete an attempt folder, taking back whatever the agent locked inside it; a symlink the
+    agent put in its place is removed, never followed."""
+    if folder.is_symlink():
+        folder.unlink(missing_ok=True)
+        return
     shutil.rmtree(folder, ignore_errors=True)
     if not os.path.lexists(folder):
         return
-    for root, dirs, _ in os.walk(folder):
+    for root, dirs, _ in os.walk(folder):  # never follows a symlink below ``folder``
         for name in dirs:
             _reclaim(Path(root), (Path(root) / name,))
         _reclaim(Path(root), (Path(root),))
