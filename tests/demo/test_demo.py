@@ -54,9 +54,9 @@ def test_grader_check_on_the_bundled_suite_finds_no_false_verdict() -> None:
     )
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert data["grader_version"] == "unittest-oracles-1"
+    assert data["grader_version"] == "unittest-isolated-2"
     assert (data["false_accepts"], data["false_rejects"]) == (0, 0)
-    assert len(data["cases"]) == 3 * len(EASE)  # fixture, reference, one decoy each
+    assert len(data["cases"]) == 4 * len(EASE)  # fixture, reference, a decoy, the shadow decoy
 
 
 def test_grader_check_counts_false_accepts_and_rejects(tmp_path: Path) -> None:
@@ -79,9 +79,9 @@ def test_grader_check_counts_false_accepts_and_rejects(tmp_path: Path) -> None:
     )
     assert out.exit_code == 1
     data = json.loads(out.output)
-    assert data["tasks"]["lenient"] == {"cases": 2, "false_accepts": 1, "false_rejects": 0}
-    assert data["tasks"]["strict"] == {"cases": 3, "false_accepts": 1, "false_rejects": 1}
-    assert (data["false_accepts"], data["false_rejects"]) == (2, 1)
+    assert data["tasks"]["lenient"] == {"cases": 3, "false_accepts": 2, "false_rejects": 0}
+    assert data["tasks"]["strict"] == {"cases": 4, "false_accepts": 1, "false_rejects": 1}
+    assert (data["false_accepts"], data["false_rejects"]) == (3, 1)
 
 
 def test_the_seeded_choices_are_those_the_demo_always_made() -> None:

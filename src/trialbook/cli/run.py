@@ -29,7 +29,9 @@ EXIT_INTERRUPTED = 130
     help="SQLite ledger (.db) to append to; created if absent. Raw output is kept beside it.",
 )
 @click.option("--system", help="Name of the system under test (agent + model + settings).")
-@click.option("--run-id", help="Id of the new run (default: SYSTEM-<UTC time>).")
+@click.option(
+    "--run-id", help="Id of the new run (default: SYSTEM-<UTC time>-<6 random hex digits>)."
+)
 @click.option(
     "--resume", "resume", metavar="ID", help="Resume run ID: run only its attempts without a row."
 )

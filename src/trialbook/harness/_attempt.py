@@ -15,18 +15,20 @@ import functools
 import json
 import math
 import os
+import shlex
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
 from trialbook.harness._process import TOKEN_VAR, Captured, Outcome, run_command
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
 from trialbook.harness._spec import AttemptResult, AttemptSpec
+from trialbook.harness._usage import USAGE_KEYS, read_usage
 from trialbook.ledger import now
 from trialbook.suite import tree_hash
 
@@ -37,16 +39,6 @@ __all__ = [
     "read_usage",
     "run_attempt",
 ]
-
-USAGE_KEYS: Mapping[str, type] = {
-    "tokens_in": int,
-    "tokens_out": int,
-    "cost": float,
-    "helper_calls": int,
-    "tool_calls": int,
-    "cache_hit": bool,
-}
-"""What an agent may report, one JSON object per line of ``$TRIALBOOK_USAGE_FILE``; lines are summed."""
 
 
 def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -64,49 +56,6 @@ def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def read_usage(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """Sum the usage lines an agent appended; returns (totals, problems). Missing = not reported."""
-    totals: dict[str, Any] = {}
-    problems: list[str] = []
-    if not path.is_file():
-        return totals, problems
-    for lineno, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            problems.append(f"usage line {lineno}: not JSON")
-            continue
-        if not isinstance(obj, dict):
-            problems.append(f"usage line {lineno}: not a JSON object")
-            continue
-        for key, value in obj.items():
-            kind = USAGE_KEYS.get(key)
-            if kind is None:
-                problems.append(f"usage line {lineno}: unknown key {key!r}")
-                continue
-            if kind is bool:
-                if not isinstance(value, bool):
-                    problems.append(f"usage line {lineno}: {key} must be true or false")
-                    continue
-                totals[key] = bool(totals.get(key, False) or value)
-                continue
-            ok_type = (int,) if kind is int else (int, float)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, ok_type)
-                or not math.isfinite(value)
-                or value < 0
-            ):
-                problems.append(f"usage line {lineno}: {key} must be a number >= 0, got {value!r}")
-                continue
-            totals[key] = totals.get(key, 0) + value
-    if "cost" in totals:
-        totals["cost"] = float(totals["cost"])
-    return totals, problems
-
-
 def _grader_score(stdout: str) -> tuple[float | None, str | None]:
     """Partial credit from the grader's last stdout line ``{"score": x}``, if it printed one."""
     lines = [x for x in stdout.splitlines() if x.strip()]
@@ -114,7 +63,7 @@ def _grader_score(stdout: str) -> tuple[float | None, str | None]:
         return None, None
     try:
         obj = json.loads(lines[-1])
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, "grader's last line is not valid JSON"
     value = obj.get("score") if isinstance(obj, dict) else None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
@@ -187,13 +136,15 @@ def run_attempt(spec: AttemptSpec) -> AttemptResult:
             passed = False
         finally:
             if attempt_dir is not None:
-                shutil.rmtree(attempt_dir, ignore_errors=True)
+                _remove(attempt_dir)
         if passed is None:
             return AttemptResult(row=None)
         output = captured.contents()
     finally:
         captured.close()
-    row["finished_at"] = now()
+    # never before the start (the ledger refuses that as a contradiction), even if the wall clock
+    # stepped back during the attempt; one fixed ISO format, so the strings order as the times do
+    row["finished_at"] = max(now(), str(row["started_at"]))
     row["error"] = "; ".join(notes) if notes else None
     return AttemptResult(row=row, output=output)
 
@@ -258,7 +209,18 @@ def _attempt(
     row["elapsed_s"] = round(agent.elapsed_s, 6)
     if agent.left_behind:
         notes.append(f"{agent.left_behind} process(es) the agent left behind were killed")
-    usage, problems = read_usage(usage_file)
+    # From here on every path under attempt_dir is the agent's work: what it did to them is its
+    # data (a problem in the row), never the harness's error.
+    if not _is_dir(attempt_dir):  # the process tier: renamed, a symlink put in its place
+        notes.append("the agent moved or replaced its attempt folder: not graded")
+        row.update(passed=False, timed_out=agent.timed_out, score=None)
+        row["status"] = "timed_out" if agent.timed_out else "failed"
+        return False
+    _reclaim(attempt_dir, (attempt_dir, workspace, io))
+    if _is_dir(io):
+        usage, problems = read_usage(usage_file)
+    else:
+        usage, problems = {}, ["the agent removed or replaced the usage file's folder"]
     notes += problems
     row.update(usage)
     if agent.timed_out:
@@ -267,6 +229,10 @@ def _attempt(
         return False
     if note := _describe_exit("agent", agent):
         notes.append(note)
+    if not _is_dir(workspace):
+        notes.append("the agent removed or replaced its workspace folder: not graded")
+        row.update(passed=False, timed_out=False, status="failed", score=None)
+        return False
     passed, score, grader_notes = grade_workspace(
         workspace,
         attempt_dir,
@@ -287,6 +253,9 @@ def _attempt(
     if passed is None:
         return None
     notes += grader_notes
+    if grader_notes and grader_notes[0].startswith(_GRADER_MISSING):
+        row.update(passed=False, timed_out=False, status="infra_error", score=None)
+        return False
     row.update(passed=passed, timed_out=False, status="passed" if passed else "failed")
     row["score"] = score
     return passed
@@ -316,9 +285,10 @@ def grade_workspace(
     Returns (passed, score, notes); passed is None when the executor cancelled it. The grader gets
     its own timeout; a grader stopped at it counts as a fail (the workspace did not pass in time).
     """
-    copy = attempt_dir / "oracle"
     if oracle.is_dir() and any(oracle.iterdir()):
-        # a fresh copy: nothing carries over from one attempt to the next
+        # a fresh copy under a name the agent could not know (it may have planted files in the
+        # attempt folder): nothing carries over from one attempt to the next
+        copy = Path(tempfile.mkdtemp(prefix="oracle.", dir=attempt_dir)) / "oracle"
         shutil.copytree(oracle, copy, symlinks=False, copy_function=shutil.copy)
     else:
         copy = _empty_folder()  # no oracle: one shared, read-only, empty folder
@@ -357,10 +327,36 @@ def grade_workspace(
     if outcome.timed_out:
         notes.append(f"grader stopped at its {grader_timeout_s:g} s timeout (counted as a fail)")
         return False, None, notes
+    if outcome.exit_code == 127 and (missing := _missing_program(grader, env["PATH"])):
+        notes.append(f"{_GRADER_MISSING} {missing!r} was not found (exit 127)")
+        return False, None, notes
     score, problem = _grader_score(captured.text("grader.stdout"))
     if problem:
         notes.append(problem)
     return outcome.exit_code == 0, score, notes
+
+
+_GRADER_MISSING = "harness error: the grader's command"
+
+
+def _missing_program(command: str, path: str) -> str | None:
+    """The grader's program when the harness cannot find it (a setup problem, not the agent's):
+    a bare name not on PATH or an absolute path that does not exist. A relative path (a script in
+    the workspace, say) is the agent's to keep, so it is never reported here."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    while words and "=" in words[0] and not words[0].startswith("="):  # VAR=value prefixes
+        words = words[1:]
+    if not words or "$" in words[0]:
+        return None
+    program = words[0]
+    if program.startswith("/"):
+        return None if os.path.exists(program) else program
+    if "/" in program:
+        return None
+    return None if shutil.which(program, path=path) else program
 
 
 def _sandboxed(
@@ -393,6 +389,44 @@ def _sandboxed(
     if not info.started() and not outcome.cancelled:
         raise OSError(f"the {who}'s sandbox did not start: {_last_line(captured, f'{who}.stderr')}")
     return outcome
+
+
+def _is_dir(path: Path) -> bool:
+    """A real folder, not a symlink to one."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _reclaim(top: Path, folders: tuple[Path, ...]) -> None:
+    """Give the harness back the folders the agent may have locked (``chmod 000``), once its
+    processes are gone; never through a symlink, never outside ``top``."""
+    for folder in folders:
+        if folder != top and folder.parent != top:
+            continue
+        try:
+            info = os.lstat(folder)
+            if stat.S_ISDIR(info.st_mode) and info.st_mode & 0o700 != 0o700:
+                os.chmod(folder, stat.S_IMODE(info.st_mode) | 0o700)
+        except OSError:
+            pass  # gone or not ours: what uses it next says so
+
+
+def _remove(folder: Path) -> None:
+    """Delete an attempt folder, taking back whatever the agent locked inside it; a symlink the
+    agent put in its place is removed, never followed."""
+    if folder.is_symlink():
+        folder.unlink(missing_ok=True)
+        return
+    shutil.rmtree(folder, ignore_errors=True)
+    if not os.path.lexists(folder):
+        return
+    for root, dirs, _ in os.walk(folder):  # never follows a symlink below ``folder``
+        for name in dirs:
+            _reclaim(Path(root), (Path(root) / name,))
+        _reclaim(Path(root), (Path(root),))
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _last_line(captured: Captured, name: str) -> str:

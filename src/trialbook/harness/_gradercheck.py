@@ -4,6 +4,12 @@ For each task: the untouched fixture must fail the grader (else the grader accep
 task's ``reference/`` must pass (else it rejects a known-good solution), and every ``decoys/<name>/``
 must fail (each is a known-bad solution). ``reference/`` and each decoy are laid over a copy of the
 fixture (their files replace or add to the fixture's), so they need hold only what they change.
+
+One decoy is always tried, generated: ``decoy:shadow-stdlib`` lays over the fixture modules named
+like the ones a grader imports (``unittest``, ``pytest``, ``json``, ``sitecustomize``, a
+``conftest.py``...) that end the process with exit 0 when imported. A grader that runs its tests
+with the workspace ahead of the standard library (``python -m unittest`` from the workspace) is
+fooled by it: a false accept.
 """
 
 from __future__ import annotations
@@ -78,8 +84,40 @@ class GraderCheck:
         return out
 
 
+SHADOW_DECOY = "decoy:shadow-stdlib"
+"""The generated decoy every task is checked against."""
+
+_SHADOWED = (
+    "unittest",
+    "pytest",
+    "_pytest",
+    "json",
+    "doctest",
+    "subprocess",
+    "importlib_metadata",
+    "typing_extensions",
+)
+"""Packages a grader is likely to import; with ``sitecustomize`` and ``conftest`` as modules."""
+
+_EXIT_0 = "import os\n\nos._exit(0)  # a grader that imports this from the workspace passes\n"
+
+
+def _shadow_decoy(workspace: Path) -> None:
+    """Lay the shadowing modules over ``workspace`` (never over a file the fixture has)."""
+    for name in _SHADOWED:
+        package = workspace / name
+        if not package.exists() and not (workspace / f"{name}.py").exists():
+            package.mkdir()
+            (package / "__init__.py").write_text(_EXIT_0)
+            (package / "__main__.py").write_text(_EXIT_0)
+    for name in ("sitecustomize.py", "usercustomize.py", "conftest.py"):
+        if not (workspace / name).exists():
+            (workspace / name).write_text(_EXIT_0)
+
+
 def _cases(task: Task) -> list[tuple[str, Path | None, bool]]:
     cases: list[tuple[str, Path | None, bool]] = [("fixture", None, False)]
+    cases.append((SHADOW_DECOY, None, False))
     if (task.dir / "reference").is_dir():
         cases.append(("reference", task.dir / "reference", True))
     decoys = task.dir / "decoys"
@@ -105,6 +143,8 @@ def _judge(
         shutil.copytree(task.fixture, workspace, symlinks=False)
         if overlay is not None:
             shutil.copytree(overlay, workspace, symlinks=False, dirs_exist_ok=True)
+        if case == SHADOW_DECOY:
+            _shadow_decoy(workspace)
         passed, _, notes = grade_workspace(
             workspace,
             work,

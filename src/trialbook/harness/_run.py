@@ -294,8 +294,9 @@ def _open_run(
     """Create the run, or reopen it for --resume; returns its record and the cut-off attempts."""
     if options.resume is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        # the random tail: two runs of one system started in the same second never share an id
         record = RunRecord(
-            run_id=options.run_id or f"{options.system or 'run'}-{stamp}",
+            run_id=options.run_id or f"{options.system or 'run'}-{stamp}-{os.urandom(3).hex()}",
             system=options.system,
             dataset_id=dataset_id,
             suite_path=str(suite.root.resolve()),

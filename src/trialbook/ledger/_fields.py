@@ -9,10 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["FIELDS", "FIELD_BY_NAME", "REQUIRED", "STATUSES", "Field", "Kind"]
+__all__ = ["EXACT_INT", "FIELDS", "FIELD_BY_NAME", "REQUIRED", "STATUSES", "Field", "Kind"]
 
 Kind = Literal["str", "int", "float", "bool", "time"]
 STATUSES = ("passed", "failed", "timed_out", "infra_error")
+EXACT_INT = 2**53
+"""The largest magnitude of an optional integer (seed, tokens_in, tokens_out, tool_calls): a ledger
+holds those as float64 with NaN for "not recorded", exact up to 2**53; a larger one is refused
+rather than rounded. Required integers are int64."""
 
 
 @dataclass(frozen=True)

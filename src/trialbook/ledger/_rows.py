@@ -16,7 +16,7 @@ from typing import Any, cast
 import numpy as np
 
 from trialbook.errors import LedgerError, Problem
-from trialbook.ledger._fields import FIELD_BY_NAME, FIELDS, Field
+from trialbook.ledger._fields import EXACT_INT, FIELD_BY_NAME, FIELDS, Field
 from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import DTYPE, Ledger, factorize
 
@@ -25,6 +25,7 @@ __all__ = [
     "build_ledger",
     "coerce",
     "from_rows",
+    "inexact",
     "ledger_from_rows",
     "ledger_rows",
     "ledger_tuples",
@@ -157,7 +158,13 @@ def coerce(f: Field, value: object, from_csv: bool) -> tuple[object, str | None]
 
 
 def _int64(f: Field, value: int) -> tuple[object, str | None]:
-    """Whole numbers are 64-bit, as in the SQLite store and every column of a ledger."""
+    """Whole numbers are 64-bit, as in the SQLite store and every column of a ledger; an optional
+    one at most 2**53 in magnitude, which its float column holds exactly (never rounded)."""
+    if not f.required and not -EXACT_INT <= value <= EXACT_INT:
+        return None, (
+            f"field {f.name!r}: {show(value)} is beyond 2**53, the largest an optional whole"
+            " number keeps exactly"
+        )
     if -(2**63) <= value < 2**63:
         return value, None
     return None, f"field {f.name!r}: {show(value)} does not fit in 64 bits"
@@ -244,3 +251,18 @@ def _closest(name: str) -> str | None:
 
     match = difflib.get_close_matches(name, list(FIELD_BY_NAME), n=1, cutoff=0.75)
     return match[0] if match else None
+
+
+def inexact(name: str, col: Sequence[Any], ids: Any, source: str) -> list[Problem]:
+    """The rows of a stored optional whole-number column beyond 2**53 (another tool wrote them):
+    a ledger would round them, so they are refused, naming the rows (the first 20)."""
+    bad = [i for i, v in enumerate(col) if isinstance(v, int) and abs(v) > EXACT_INT]
+    return [
+        Problem(
+            int(ids[i]),
+            f"field {name!r}: {col[i]} is beyond 2**53, the largest an optional whole number"
+            " keeps exactly",
+            source,
+        )
+        for i in bad[:20]
+    ]

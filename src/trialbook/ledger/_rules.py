@@ -137,9 +137,11 @@ def check_rules(ledger: Ledger) -> list[Problem]:
             ),
         )
 
+    moments: dict[str, NDArray[np.float64]] = {}
     for name in ("started_at", "finished_at"):
         labels = ledger.labels[name]
         wrong: dict[int, str] = {}
+        seconds = np.full(len(labels) + 1, np.nan)  # the last one: not recorded (code -1)
         for j, text in enumerate(labels):
             try:
                 stamp = datetime.fromisoformat(text)
@@ -148,12 +150,24 @@ def check_rules(ledger: Ledger) -> list[Problem]:
                 continue
             if stamp.tzinfo is None:
                 wrong[j] = f"field {name!r}: timestamp {text!r} has no UTC offset"
+            else:
+                seconds[j] = stamp.timestamp()
+        moments[name] = seconds[ledger.codes[name]]
         if wrong:
             codes = ledger.codes[name]
             add(
                 np.isin(codes, list(wrong)),
                 lambda i, c=codes, w=wrong: w[int(c[i])],
             )
+
+    started, finished = moments["started_at"], moments["finished_at"]
+    add(
+        finished < started,  # NaN (not recorded, or not a timestamp) compares false
+        lambda i: (
+            f"contradiction: 'finished_at' ({ledger.labels['finished_at'][ledger.codes['finished_at'][i]]})"
+            f" is before 'started_at' ({ledger.labels['started_at'][ledger.codes['started_at'][i]]})"
+        ),
+    )
 
     problems.extend(_check_runs(ledger))
     return problems

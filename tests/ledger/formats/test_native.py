@@ -210,7 +210,7 @@ _PLAIN_TEXT = st.text(
             st.floats(0, 1e300),
             st.one_of(st.none(), st.floats(-1e6, 1e6)),
             _PLAIN_TEXT,
-            st.one_of(st.none(), st.integers(0, 10**17)),
+            st.one_of(st.none(), st.integers(0, 2**53)),  # optional ints: exact up to 2**53
         ),
         min_size=1,
         max_size=20,

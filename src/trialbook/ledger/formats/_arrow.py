@@ -78,7 +78,10 @@ def ledger_from_arrow(
             elif col.type != want:
                 if not (pa.types.is_integer(col.type) and f.kind == "float"):
                     return None  # e.g. 1.0 where a whole number belongs: the precise path says so
-                col = pc.cast(col, want)
+                try:
+                    col = pc.cast(col, want)
+                except pa.ArrowInvalid:
+                    return None  # an integer a double would round: the precise path says so
         if col is None or (col.null_count == rows and not f.required):
             # an optional field nobody recorded: no cast, no fill
             if f.kind in ("str", "time"):
@@ -102,7 +105,11 @@ def ledger_from_arrow(
         elif f.required:
             values[f.name] = col.to_numpy(zero_copy_only=False)
         else:
-            values[f.name] = pc.fill_null(pc.cast(col, pa.float64()), math.nan).to_numpy()
+            try:  # safe cast: an integer beyond 2**53 is refused, not rounded
+                exact = pc.cast(col, pa.float64())
+            except pa.ArrowInvalid:
+                return None  # the precise path names it
+            values[f.name] = pc.fill_null(exact, math.nan).to_numpy()
     ledger = build_ledger(source, default_run, lines, values, codes, labels)
     if check_rules(ledger):
         return None

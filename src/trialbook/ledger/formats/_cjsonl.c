@@ -16,7 +16,7 @@
  *
  * Values written per row (row r, field f):
  *   'S'/'s' text  -> int64 code into the field's labels (first-appearance order), -1 if absent
- *   'I'     int   -> int64                 'i' optional int   -> double, NaN if absent
+ *   'I'     int   -> int64                 'i' optional int   -> double, NaN if absent (|v| <= 2**53)
  *   'F'     float -> double                'f' optional float -> double, NaN if absent
  *   'B'     bool  -> uint8                 'b' optional bool  -> double 0/1, NaN if absent
  * Upper case is a required field: a row without it (or with null) declines. An integer literal in a
@@ -189,6 +189,9 @@ static const char *scan_number(const char *p, const char *end, int *is_int) {
     }
     return p;
 }
+
+/* The largest magnitude an optional integer column (a double) holds exactly: 2**53. */
+#define EXACT_INT 9007199254740992LL
 
 /* An integer literal [s, e) as int64; 0 when it has more than 18 digits (the caller declines). */
 static int parse_int(const char *s, const char *e, int64_t *out) {
@@ -400,6 +403,8 @@ static int64_t parse_all(Schema *sc, Strings *st, const char *buf, int64_t size,
                             if (!is_int || !parse_int(p, e, &v)) return DECLINE;
                             if (kind == 'I')
                                 ((int64_t *)col)[row] = v;
+                            else if (v > EXACT_INT || v < -EXACT_INT)
+                                return DECLINE; /* a double would round it: the precise path refuses it */
                             else
                                 ((double *)col)[row] = (double)v;
                         } else {

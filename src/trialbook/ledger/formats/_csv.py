@@ -3,6 +3,7 @@ reader (the csv module, row by row, every problem with its line) for the rest, a
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 from collections.abc import Iterator
@@ -22,6 +23,8 @@ __all__ = ["CSV", "read_csv", "write_csv"]
 def read_csv(path: Path, default_run: str) -> Ledger:
     """Read and validate a CSV ledger; raises :class:`LedgerError` naming every problem."""
     data, source = path.read_bytes(), str(path)
+    # a byte order mark, as spreadsheets write it, is accepted as it is in JSONL
+    data = data.removeprefix(codecs.BOM_UTF8)
     fast = _read_csv_fast(data, source, default_run)
     if fast is not None:
         return fast

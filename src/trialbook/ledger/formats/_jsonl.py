@@ -14,6 +14,7 @@ reported exactly.
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import math
@@ -46,6 +47,7 @@ def read_jsonl(path: Path, default_run: str) -> Ledger:
     """Read and validate a JSONL ledger; raises :class:`LedgerError` naming every problem."""
     # read once; each reader that declines hands the same bytes to the next
     data, source = path.read_bytes(), str(path)
+    data = data.removeprefix(codecs.BOM_UTF8)  # a byte order mark is accepted, as in CSV
     fast = _read_jsonl_native(data, source, default_run)
     if fast is None:
         fast = _read_jsonl_fast(data, source, default_run)
@@ -79,7 +81,7 @@ def _keys_in(head: bytes) -> set[str]:
     for raw in head.splitlines():
         try:
             obj = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # the precise path names the line
             continue
         if isinstance(obj, dict):
             keys.update(obj)
@@ -180,6 +182,10 @@ def _read_jsonl_fast(data: bytes, source: str, default_run: str) -> Ledger | Non
         # a line that does not open an object is an error anyway, and arrow 26 dies of SIGSEGV
         # on a block that opens with a top-level null (apache/arrow#47409): never hand it one
         return None
+    if _nested_deeper(data, _MAX_DEPTH):
+        # a ledger row is flat; arrow's parser recurses and dies of SIGSEGV on a value nested
+        # 100,000 deep: the precise path says "not valid JSON" for it
+        return None
     seen = _keys_in(data[: 1 << 16])
     schema = pa.schema([(f.name, arrow_type(f)) for f in FIELDS if f.name in seen])
     try:
@@ -193,6 +199,28 @@ def _read_jsonl_fast(data: bytes, source: str, default_run: str) -> Ledger | Non
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError):
         return None
     return ledger_from_arrow(table, source, default_run, line_numbers(data, 1), csv=False)
+
+
+_MAX_DEPTH = 64
+_OPENERS = np.frombuffer(b"[{", dtype=np.uint8)
+_CLOSERS = np.frombuffer(b"]}", dtype=np.uint8)
+
+
+def _nested_deeper(data: bytes, limit: int) -> bool:
+    """Whether brackets (counted inside strings too: a false alarm only costs speed) ever nest
+    deeper than ``limit``. Two byte counts settle a flat file; numpy counts the others."""
+    if b"[" not in data and data.count(b"{") <= data.count(b"\n") + 1:
+        return False
+    octets = np.frombuffer(data, dtype=np.uint8)
+    depth = 0
+    for start in range(0, octets.size, 1 << 22):
+        chunk = octets[start : start + (1 << 22)]
+        step = np.isin(chunk, _OPENERS).astype(np.int32) - np.isin(chunk, _CLOSERS)
+        run = np.cumsum(step, dtype=np.int64) + depth
+        if run.max() > limit:
+            return True
+        depth = max(int(run[-1]), 0)
+    return False
 
 
 # --------------------------------------------------------------------------- precise reader

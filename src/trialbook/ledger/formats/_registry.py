@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import BinaryIO, Literal
 
 from trialbook.errors import ArgumentError, LedgerError, Problem
+from trialbook.ledger._paths import ledger_file_problem
 from trialbook.ledger._table import Ledger
 from trialbook.ledger.formats._csv import CSV
 from trialbook.ledger.formats._db import DB
@@ -65,8 +66,8 @@ def read_ledger(path: str | Path, *, default_run: str | None = None) -> Ledger:
         raise LedgerError(
             [Problem(0, f"unsupported ledger type {p.suffix!r}: use {listed}", str(p))]
         )
-    if not p.is_file():
-        raise LedgerError([Problem(0, "no such file", str(p))])
+    if problem := ledger_file_problem(p):
+        raise LedgerError([Problem(0, problem, str(p))])
     return fmt.read(p, default_run or p.stem)
 
 

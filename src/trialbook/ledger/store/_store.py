@@ -26,7 +26,8 @@ import numpy as np
 
 from trialbook.errors import LedgerError, Problem
 from trialbook.ledger._fields import FIELDS
-from trialbook.ledger._rows import ledger_from_rows, ledger_tuples
+from trialbook.ledger._paths import ledger_file_problem
+from trialbook.ledger._rows import inexact, ledger_from_rows, ledger_tuples
 from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import DTYPE, Ledger, factorize, unrecorded
 from trialbook.ledger.store._records import (
@@ -64,8 +65,8 @@ class LedgerStore:
 
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
-        if readonly and not self.path.is_file():
-            raise LedgerError([Problem(0, "no such file", str(self.path))])
+        if problem := ledger_file_problem(self.path, may_be_absent=not readonly):
+            raise LedgerError([Problem(0, problem, str(self.path))])
         self._runs_seen: set[str] = set()
         self._budgets: dict[str, int] = {}
         try:
@@ -134,17 +135,25 @@ class LedgerStore:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One short transaction that takes the write lock at once (no lock upgrade, no deadlock)."""
-        self._conn.execute("BEGIN IMMEDIATE")
         try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            # what this transaction taught the caches (a run it created, its budget) is undone too
-            self._runs_seen.clear()
-            self._budgets.clear()
-            raise
-        else:
-            self._conn.execute("COMMIT")
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                # what this transaction taught the caches (a run it created, its budget) is undone
+                self._runs_seen.clear()
+                self._budgets.clear()
+                raise
+            else:
+                self._conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            # a full disk, an I/O error, a lock held past the busy timeout: nothing of this
+            # transaction is written, and the command says so in one line
+            raise LedgerError(
+                [Problem(0, f"the ledger could not be written: {exc}", str(self.path))]
+            ) from None
 
     def create_run(self, run: RunRecord) -> None:
         """Record a new run and its 'started' event. A run id that exists is an error: a deliberate
@@ -418,6 +427,7 @@ class LedgerStore:
         del rows
         ids = np.array(by_column[0], dtype=np.int64)
         got = dict(zip((f.name for f in fetched), by_column[1:], strict=True))
+        src = str(self.path)
         values: dict[str, Any] = {}
         codes: dict[str, Any] = {}
         labels: dict[str, tuple[str, ...]] = {}
@@ -431,6 +441,8 @@ class LedgerStore:
             elif col is None:
                 values[f.name] = unrecorded(ids.size, math.nan)
             else:
+                if f.kind == "int" and not f.required and (bad := inexact(f.name, col, ids, src)):
+                    raise LedgerError(bad)
                 # None (not recorded) becomes NaN in a float column; required ones hold none
                 values[f.name] = np.array(col, dtype=DTYPE[f.kind] if f.required else np.float64)
         ledger = Ledger(source=str(self.path), lines=ids, values=values, codes=codes, labels=labels)

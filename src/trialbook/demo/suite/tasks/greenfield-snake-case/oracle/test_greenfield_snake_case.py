@@ -1,6 +1,12 @@
+import os
+import sys
 import unittest
 
-from names import snake_case
+# The grader runs `python -I` from the oracle folder: the workspace goes LAST on sys.path, so
+# nothing the agent wrote can stand in for the standard library or the test runner.
+sys.path.append(os.getcwd())
+
+from names import snake_case  # noqa: E402
 
 
 class TestSnake(unittest.TestCase):

@@ -1,0 +1,99 @@
+"""The shipped graders against an agent that shadows the test runner (issue 12, item 5): a workspace
+``unittest/`` package that exits 0 must not pass any demo task, and ``grader-check`` must catch a
+grader that would be fooled by one."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import make_suite
+from trialbook.cli import main
+from trialbook.demo import SUITE_DIR
+from trialbook.harness import RunOptions, run_suite
+from trialbook.harness._sandbox import bwrap_problem
+from trialbook.ledger import ledger_rows, read_ledger
+from trialbook.suite import load_suite
+
+pytestmark = pytest.mark.timeout(300)
+
+SHADOW = (
+    "mkdir -p unittest && "
+    "printf 'import sys\\nsys.exit(0)\\n' > unittest/__main__.py && "
+    "printf 'import os\\nos._exit(0)\\n' > unittest/__init__.py && "
+    "cp unittest/__init__.py sitecustomize.py"
+)
+"""An agent that does not do the task but plants a test runner that always succeeds."""
+
+
+def test_no_demo_task_passes_an_agent_that_shadows_unittest(tmp_path: Path) -> None:
+    tier = "bwrap" if bwrap_problem() is None else "process"
+    ledger = tmp_path / "ledger.db"
+    result = run_suite(
+        RunOptions(
+            suite=SUITE_DIR,
+            agent=SHADOW,
+            ledger=ledger,
+            system="shadow",
+            sandbox=tier,
+            run_id=f"test-{uuid.uuid4().hex}",
+            subset="smoke",
+            jobs=2,
+            grace_s=0.5,
+        )
+    )
+    assert not result.interrupted
+    rows = list(ledger_rows(read_ledger(ledger)))
+    assert len(rows) == 3 * 5
+    assert [r for r in rows if r["status"] != "failed"] == []
+
+
+def test_the_workspace_modules_of_the_demo_shadow_nothing_installed() -> None:
+    """The oracle tests append the workspace LAST to sys.path: sound only if no name they import
+    from it is found before it (in the standard library or site-packages)."""
+    names = set()
+    for task in load_suite(SUITE_DIR).tasks:
+        for test in task.oracle.glob("test_*.py"):
+            names |= set(re.findall(r"^from (\w+) import", test.read_text(), re.M))
+    assert len(names) >= 21
+    found = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-c",
+            "import importlib.util, sys; "
+            "print([n for n in sys.argv[1:] if importlib.util.find_spec(n) is not None])",
+            *sorted(names),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert found.stdout.strip() == "[]"
+
+
+def test_grader_check_catches_a_grader_that_imports_from_the_workspace(tmp_path: Path) -> None:
+    test = "import unittest\n\nfrom m import f\n\n\nclass T(unittest.TestCase):\n"
+    test += "    def test_f(self):\n        self.assertEqual(f(), 1)\n"
+    fooled = 'python -m unittest discover -s "$TRIALBOOK_ORACLE_DIR" -p "test_*.py"'
+    task = {
+        "grader": fooled,
+        "fixture": {"m.py": "def f():\n    return 0\n"},
+        "oracle": {"test_m.py": test},
+        "reference": {"m.py": "def f():\n    return 1\n"},
+    }
+    root = make_suite(tmp_path / "s", {"t": task})
+    out = CliRunner().invoke(
+        main, ["grader-check", str(root), "--sandbox", "process", "--format", "json"]
+    )
+    assert out.exit_code == 1, out.output
+    data = json.loads(out.output)
+    bad = [c for c in data["cases"] if c["verdict"] != "ok"]
+    assert [c["case"] for c in bad] == ["decoy:shadow-stdlib"]
