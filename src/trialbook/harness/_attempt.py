@@ -385,6 +385,7 @@ def _sandboxed(
         token=token,
         workspace=sandbox.workspace,
         grace_s=grace_s,
+        memory_mb=limits.memory_mb,
     )
     if not info.started() and not outcome.cancelled:
         raise OSError(f"the {who}'s sandbox did not start: {_last_line(captured, f'{who}.stderr')}")

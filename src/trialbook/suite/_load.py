@@ -23,8 +23,8 @@ DEFAULT_GRADER_TIMEOUT_S = 120.0
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 MAX_K = 100_000
 """Attempts per task beyond this are refused: the seeds and the plan are built in memory."""
-SEED_RANGE = (-(2**63), 2**63 - 1)
-"""Seeds are stored as 64-bit integers (the ledger's ``seed``)."""
+SEED_RANGE = (-(2**53), 2**53)
+"""Seeds go into every row's ``seed``, and the ledger keeps integers exact up to 2**53 in size."""
 
 
 @dataclass(frozen=True)
@@ -222,7 +222,11 @@ def load_suite(root: str | Path) -> Suite:
         ):
             check.add(path, "seeds", f"expected a list of whole numbers, got {raw!r:.80}")
         elif bad := [s for s in raw if not SEED_RANGE[0] <= s <= SEED_RANGE[1]]:
-            check.add(path, "seeds", f"seeds must fit in 64 bits (signed), got {bad[0]}")
+            check.add(
+                path,
+                "seeds",
+                f"seeds must lie within -2**53..2**53 (exact in the ledger), got {bad[0]}",
+            )
         elif k and len(raw) != k:
             check.add(path, "seeds", f"expected one seed per attempt index ({k}), got {len(raw)}")
         else:
