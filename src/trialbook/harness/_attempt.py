@@ -226,12 +226,14 @@ def _attempt(
     if agent.timed_out:
         row.update(passed=False, timed_out=True, status="timed_out")
         notes.insert(0, f"stopped at the {budget.timeout_s:g} s timeout")
-        return False
-    if note := _describe_exit("agent", agent):
+        if not budget.grade_after_timeout:
+            return False
+    if not agent.timed_out and (note := _describe_exit("agent", agent)):
         notes.append(note)
     if not _is_dir(workspace):
         notes.append("the agent removed or replaced its workspace folder: not graded")
-        row.update(passed=False, timed_out=False, status="failed", score=None)
+        row.update(passed=False, timed_out=agent.timed_out, score=None)
+        row["status"] = "timed_out" if agent.timed_out else "failed"
         return False
     passed, score, grader_notes = grade_workspace(
         workspace,
@@ -256,6 +258,10 @@ def _attempt(
     if grader_notes and grader_notes[0].startswith(_GRADER_MISSING):
         row.update(passed=False, timed_out=False, status="infra_error", score=None)
         return False
+    if agent.timed_out:  # graded after the timeout (the suite opted in): a pass after timeout
+        row.update(passed=passed, timed_out=True, status="passed" if passed else "timed_out")
+        row["score"] = score
+        return passed
     row.update(passed=passed, timed_out=False, status="passed" if passed else "failed")
     row["score"] = score
     return passed

@@ -118,6 +118,7 @@ def _templates(
     run_id: str,
     tier: Tier,
     temperature: float | None,
+    grade_after_timeout: bool = False,
     scratch: Path,
     hidden: tuple[Path, ...],
     run_fields: Mapping[str, object],
@@ -142,6 +143,7 @@ def _templates(
                 seed=0,
                 temperature=temperature,
                 network=task.network,
+                grade_after_timeout=grade_after_timeout,
             ),
             tier=tier,
             grace_s=options.grace_s,
@@ -381,6 +383,7 @@ def run_suite(
             run_id=run_id,
             tier=tier,
             temperature=suite.temperature,
+            grade_after_timeout=suite.grade_after_timeout,
             scratch=scratch,
             hidden=_hidden(suite.root, options.ledger, transcripts, scratch),
             run_fields={
@@ -391,6 +394,8 @@ def run_suite(
                 "grader_version": suite.grader_version,
                 "harness_version": harness_version,
                 "sandbox": tier,
+                # declared on every row of the run, or on none (the ledger checks it is constant)
+                "graded_after_timeout": True if suite.grade_after_timeout else None,
             },
         )
         todo = _plan(templates, suite.k, suite.seeds, done)

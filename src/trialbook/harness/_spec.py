@@ -31,6 +31,8 @@ class Budget:
     """Sampling temperature given to the agent; None when the suite sets none."""
     network: bool = False
     """Whether the agent may reach the network (bwrap tier; the task opts in)."""
+    grade_after_timeout: bool = False
+    """Grade the workspace even when the agent hit its timeout (the suite opts in)."""
 
 
 @dataclass(frozen=True)

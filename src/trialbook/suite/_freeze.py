@@ -174,12 +174,15 @@ def _task_hash(task: Task) -> str:
 
 
 def _budget(suite: Suite) -> dict[str, Any]:
-    return {
+    budget: dict[str, Any] = {
         "k": suite.k,
         "timeout_s": suite.timeout_s,
         "temperature": suite.temperature,
         "seeds": list(suite.seeds),
     }
+    if suite.grade_after_timeout:  # only when set, so that every other suite keeps its dataset_id
+        budget["grade_after_timeout"] = True
+    return budget
 
 
 def _text(path: Path) -> str | None:

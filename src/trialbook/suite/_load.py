@@ -73,6 +73,9 @@ class Suite:
     strata: tuple[str, ...] = ()
     grader_version: str | None = None
     description: str | None = None
+    grade_after_timeout: bool = False
+    """The graders judge the workspace even when the agent hit its timeout (a timed-out attempt may
+    then pass, and every row of the run says so in ``graded_after_timeout``)."""
 
     @property
     def lock_path(self) -> Path:
@@ -96,6 +99,7 @@ _SUITE_KEYS = {
     "strata": "list of the strata tasks may declare",
     "subsets": "table: subset name -> list of task ids",
     "grader_version": "version string of the suite's graders",
+    "grade_after_timeout": "true: grade the workspace even after a timeout (default false)",
 }
 _TASK_KEYS = {
     "prompt": "prompt text",
@@ -239,6 +243,12 @@ def load_suite(root: str | Path) -> Suite:
         else:
             strata = tuple(raw)
     grader_version = check.text(path, data, "grader_version")
+    grade_after_timeout = data.get("grade_after_timeout", False)
+    if not isinstance(grade_after_timeout, bool):
+        check.add(
+            path, "grade_after_timeout", f"expected true or false, got {grade_after_timeout!r}"
+        )
+        grade_after_timeout = False
 
     tasks_dir = root / "tasks"
     _refuse_link(tasks_dir, check)
@@ -300,6 +310,7 @@ def load_suite(root: str | Path) -> Suite:
         strata=strata,
         grader_version=grader_version,
         description=data.get("description"),
+        grade_after_timeout=grade_after_timeout,
     )
 
 
