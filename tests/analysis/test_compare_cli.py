@@ -51,12 +51,13 @@ def test_swe_bench_verified_mcnemar(
     assert doc["schema"] == "trialbook.compare/1"
     m = doc["mcnemar"]
     assert (m["both"], m["only_baseline"], m["only_candidate"], m["neither"]) == table
-    assert m["p_value"] == pytest.approx(p, abs=5e-7)
+    assert m["exact_p_value"] == pytest.approx(p, abs=5e-7)
     # the decision's own p-value is the mid-p form of the same test (first principles: the exact
     # p less half the probability of the observed table and its mirror)
     b, c = m["only_baseline"], m["only_candidate"]
     mid = p - binom.pmf(min(b, c), b + c, 0.5)
     assert doc["difference"]["p_value"] == pytest.approx(mid, abs=5e-7)
+    assert m["p_value"] == doc["difference"]["p_value"]  # one p-value on the screen
     assert doc["tasks"] == 500
     assert doc["decision"] == "no detectable difference"
     assert doc["baseline"]["estimate"] == pytest.approx(338 / 500)

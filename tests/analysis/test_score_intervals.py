@@ -87,3 +87,14 @@ def test_the_json_carries_the_mean_score() -> None:
     assert doc["runs"][0]["mean_score"]["estimate"] == pytest.approx(0.25)
     plain = score_to_dict(score_ledger(ledger_from_rows(matrix_rows({"a": [1]}), "q.jsonl", "r")))
     assert plain["runs"][0]["mean_score"] is None
+
+
+def test_a_tiny_task_spread_buys_no_more_than_independent_attempts() -> None:
+    # nine tasks at 1 of 2 and one at 2 of 2: the task SE is small, but 20 attempts cannot say more
+    # than 20 independent outcomes would: the interval is at least Wilson's for 11 of 20
+    rows = {f"t{i}": [1, 0] for i in range(9)} | {"t9": [1, 1]}
+    run = _score(rows)
+    m = run.metrics["pass@1"]  # type: ignore[attr-defined]
+    ref_low, ref_high = proportion_confint(0.55 * 20, 20, alpha=0.05, method="wilson")
+    assert m.ci_low <= ref_low + 1e-12
+    assert m.ci_high >= ref_high - 1e-12

@@ -48,3 +48,22 @@ def test_a_python_under_tmp_is_mounted_back_before_the_hidden_folders(
     assert "--unshare-net" in argv
     assert "--clearenv" in argv
     assert "--die-with-parent" in argv
+
+
+@pytest.mark.parametrize("shell", ["dash", "bash"])
+def test_the_limits_prefix_runs_where_sh_is_dash_or_bash(shell: str) -> None:
+    # bash's ulimit -p is the read-only pipe size: a prefix written for dash failed every attempt
+    # with 126 where /bin/sh is bash; the process count must be set there too
+    import shutil
+    import subprocess
+
+    from trialbook.harness._sandbox import Limits, _script
+
+    path = shutil.which(shell)
+    if path is None:
+        pytest.fail(f"{shell} is not installed (Debian ships both)")
+    flag = "-u" if shell == "bash" else "-p"
+    script = _script(f"ulimit {flag}", Limits(cpu_s=5, memory_mb=1024))
+    out = subprocess.run([path, "-c", script], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(Limits(cpu_s=5, memory_mb=1024).processes)

@@ -120,7 +120,7 @@ class Comparison:
     ci_high: float
     """Upper bound of the deciding interval."""
     p_value: float | None
-    """p-value of the deciding analysis (McNemar exact for single attempts)."""
+    """p-value of the one procedure (the mid-p sign-flip test; mid-p McNemar for single attempts)."""
     mcnemar: McNemarResult | None
     """The 2x2 table, when both runs have a single attempt per task."""
     decision: Decision
@@ -313,10 +313,11 @@ def compare_runs(
             only_baseline=only_a,
             only_candidate=only_b,
             neither=neither,
-            p_value=mcnemar_exact(only_a, only_b),
+            p_value=test.p_value,
             difference=test.estimate,
             ci_low=test.ci_low,
             ci_high=test.ci_high,
+            exact_p_value=mcnemar_exact(only_a, only_b),
         )
     ci_method, low, high, p_value = test.method, test.ci_low, test.ci_high, test.p_value
 

@@ -5,7 +5,8 @@ The policy, in one place:
 - Infrastructure errors count as failures unless ``drop_infra_errors``; either way the report says so.
 - Per task: n attempts and c passes; pass@k and pass^k per task, then the mean over tasks with equal
   weight (default) or the suite's declared weights. k above some task's n is an error naming the tasks.
-- Intervals resample tasks (exact count-based bootstrap); the analytic SE clusters on tasks.
+- Intervals treat tasks as the unit (Wilson over the effective number of tasks by default, or the
+  exact count-based task bootstrap); the analytic SE clusters on tasks.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ def _metric_set(
     names: Sequence[str],
     weights: NDArray[np.float64] | None,
     options: ScoreOptions,
+    attempts: float | NDArray[np.float64],
 ) -> tuple[dict[str, MetricEstimate], BootstrapResult]:
     boot = task_bootstrap(
         values,
@@ -85,7 +87,9 @@ def _metric_set(
     )
     se = clustered_se(values, weights)
     if options.method == "wilson":
-        low, high = wilson_task_interval(values, weights=weights, confidence=options.confidence)
+        low, high = wilson_task_interval(
+            values, weights=weights, confidence=options.confidence, max_n=attempts
+        )
         boot = replace(boot, ci_low=low, ci_high=high)
     return {name: _estimate(boot, se, j) for j, name in enumerate(names)}, boot
 
@@ -206,6 +210,8 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         [*names, "pooled", "first"],
         np.column_stack([np.repeat(task_w[:, None], len(names), axis=1), n, np.ones(t)]),
         options,
+        # the outcomes behind each figure: every attempt, but one per task for the first attempt
+        np.array([*([float(n.sum())] * len(names)), float(n.sum()), float(t)]),
     )
     metrics = {name: joint[name] for name in names}
     mean_score = None
@@ -214,7 +220,9 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         known = ~np.isnan(score)
         if known.all():
             per_task_score = np.bincount(task, weights=score, minlength=t) / n
-            scored, _ = _metric_set(per_task_score[:, None], ["mean_score"], weights, options)
+            scored, _ = _metric_set(
+                per_task_score[:, None], ["mean_score"], weights, options, float(n.sum())
+            )
             mean_score = scored["mean_score"]
         else:
             notes.append(
@@ -230,7 +238,11 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         for name in order:
             sel = stratum_col == name
             stratum_metrics, _ = _metric_set(
-                values[sel], names, None if weights is None else weights[sel], options
+                values[sel],
+                names,
+                None if weights is None else weights[sel],
+                options,
+                float(n[sel].sum()),
             )
             strata.append(StratumScore(name, int(sel.sum()), int(n[sel].sum()), stratum_metrics))
         small = [s.stratum for s in strata if s.tasks < FEW_TASKS]

@@ -53,7 +53,7 @@ def compare(
     when the interval of the difference lies above 0, regression when below, otherwise no
     detectable difference; "not enough tasks to decide" when no outcome of so few tasks could
     reach the level. The p-value and the interval come from one test (a paired sign-flip test
-    over tasks, exact McNemar with single attempts), so they never disagree. Exit 1 when --gate
+    over tasks, mid-p McNemar with single attempts), so they never disagree. Exit 1 when --gate
     fails or cannot decide, 2 on bad input.
     """
     from trialbook import report as render

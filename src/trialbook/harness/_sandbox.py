@@ -181,8 +181,15 @@ def _script(command: str, limits: Limits) -> str:
     # POSIX sh (dash) takes one limit per ulimit call: -t CPU seconds, -v KiB, -f 512-byte blocks,
     # -n descriptors, -p processes of the user; without -S/-H each sets both the soft and the hard
     # limit, so none can be raised again.
-    prefix = " && ".join(f"ulimit {flag} {value}" for flag, value in clamped(limits).items())
-    return f"{prefix} || exit 126\n{command}"
+    # The process count is -p in dash and busybox but -u in bash, where -p is the (read-only) pipe
+    # size: try -u first (dash refuses it as an unknown option), then -p.
+    parts = [
+        f"{{ ulimit -u {value} 2>/dev/null || ulimit -p {value}; }}"
+        if flag == "-p"
+        else f"ulimit {flag} {value}"
+        for flag, value in clamped(limits).items()
+    ]
+    return f"{' && '.join(parts)} || exit 126\n{command}"
 
 
 def wrap(

@@ -26,11 +26,20 @@ __all__ = ["wilson_task_interval"]
 
 
 def wilson_task_interval(
-    values: ArrayLike, *, weights: ArrayLike | None = None, confidence: float = 0.95
+    values: ArrayLike,
+    *,
+    weights: ArrayLike | None = None,
+    confidence: float = 0.95,
+    max_n: ArrayLike | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Lower and upper bounds per column of ``values`` (T,) or (T, M), each value in 0..1."""
-    from scipy.special import ndtri
-    from scipy.stats import beta
+    """Lower and upper bounds per column of ``values`` (T,) or (T, M), each value in 0..1.
+
+    ``max_n`` (one number, or one per column) caps the effective number of outcomes: pass the
+    attempts behind each column, so that a task spread that happens to look tiny in a small sample
+    never buys more information than every attempt being independent would.
+    """
+    # scipy.special only: importing scipy.stats costs about a second, more than the whole score
+    from scipy.special import betaincinv, ndtri
 
     v, w = _validate(values, weights)
     if ((v < 0) | (v > 1)).any():
@@ -41,15 +50,17 @@ def wilson_task_interval(
     tasks = np.broadcast_to(tasks, m.shape)
     z = float(ndtri(0.5 + confidence / 2))
     a = (1 - confidence) / 2
+    cap = np.broadcast_to(np.inf if max_n is None else np.asarray(max_n, dtype=float), m.shape)
     low, high = np.empty_like(m), np.empty_like(m)
     for j in range(m.size):
         mj, sj, tj = float(m[j]), float(se[j]), float(tasks[j])
         if not np.isfinite(sj) or sj <= 0 or mj <= 0 or mj >= 1:
             x = mj * tj
-            low[j] = 0.0 if x <= 0 else float(beta.ppf(a, x, tj - x + 1))
-            high[j] = 1.0 if x >= tj else float(beta.ppf(1 - a, x + 1, tj - x))
+            # Beta quantiles (the Clopper-Pearson bounds), as the regularized incomplete beta inverse
+            low[j] = 0.0 if x <= 0 else float(betaincinv(x, tj - x + 1, a))
+            high[j] = 1.0 if x >= tj else float(betaincinv(x + 1, tj - x, 1 - a))
             continue
-        n = mj * (1 - mj) / (sj * sj)
+        n = min(mj * (1 - mj) / (sj * sj), float(cap[j]))
         centre = (mj + z * z / (2 * n)) / (1 + z * z / n)
         half = z * np.sqrt(mj * (1 - mj) / n + z * z / (4 * n * n)) / (1 + z * z / n)
         low[j], high[j] = max(0.0, centre - half), min(1.0, centre + half)

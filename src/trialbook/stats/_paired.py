@@ -52,7 +52,7 @@ def wilson_interval(x: int, n: int, confidence: float = 0.95) -> tuple[float, fl
 
 @dataclass(frozen=True)
 class McNemarResult:
-    """The paired 2x2 table of single attempts, the exact test and the interval of the difference."""
+    """The paired 2x2 table of single attempts, McNemar's test and the interval that inverts it."""
 
     both: int
     """Tasks both systems passed."""
@@ -63,13 +63,17 @@ class McNemarResult:
     neither: int
     """Tasks neither passed."""
     p_value: float
-    """Exact two-sided conditional p-value."""
+    """Two-sided mid-p McNemar p-value: the comparison's own (trialbook.stats.paired_test)."""
     difference: float
     """Candidate rate minus baseline rate, (c - b) / N."""
     ci_low: float
-    """Newcombe square-and-add lower bound of the difference."""
+    """Lower bound of the difference: the mid-p Clopper-Pearson interval mapped (it inverts the
+    test; trialbook.stats.mcnemar_interval)."""
     ci_high: float
-    """Newcombe square-and-add upper bound."""
+    """Upper bound."""
+    exact_p_value: float | None = None
+    """The exact conditional p-value (McNemar 1947), for reference: more conservative than the
+    mid-p, and not what decides."""
 
 
 def mcnemar_exact(only_baseline: int, only_candidate: int) -> float:

@@ -163,10 +163,11 @@ def paired_test(
 ) -> PairedTest:
     """The sign-flip test of per-task differences and its inverted interval (see the module doc).
 
-    With every difference in {-1, 0, 1} (single attempts) the p-value is McNemar's exact one and the
+    With every difference in {-1, 0, 1} (single attempts) the p-value is McNemar's mid-p and the
     interval :func:`mcnemar_interval`. Otherwise every sign pattern is enumerated for up to
-    :data:`EXACT_UP_TO` tasks, else ``resamples`` random patterns are drawn (seeded) and the
-    p-value is (1 + patterns at least as extreme) / (1 + resamples), which keeps the test's level.
+    :data:`EXACT_UP_TO` tasks, else ``resamples`` random patterns are drawn (seeded, the observed
+    pattern counted among them); the p-value is the mid-p: (patterns beyond the observed mean +
+    half of those equal to it) / patterns.
     """
     _check(confidence, resamples, seed)
     d = np.asarray(differences, dtype=np.float64)
@@ -199,12 +200,10 @@ def paired_test(
         )
 
     exact = t <= EXACT_UP_TO
-    signs = _signs(t, resamples, seed, exact)
-    flipped = signs @ d / t  # mean of s * d for each pattern
-    share = (
-        signs.sum(axis=1) / t
-    )  # mean of s: the flipped mean of d - delta is flipped - delta*share
-    total = signs.shape[0] + (0 if exact else 1)
+    # only two numbers per sign pattern are needed: the mean of s * d and the mean of s (the flipped
+    # mean of d - delta is their combination), so patterns are drawn in batches, never all at once
+    flipped, share = _pattern_means(d, resamples, seed, exact)
+    total = flipped.size + (0 if exact else 1)
 
     def p_at(delta: float) -> float:  # mid-p: ties with the observed mean count half
         observed = abs(estimate - delta)
@@ -246,12 +245,24 @@ def paired_test(
     )
 
 
-def _signs(t: int, resamples: int, seed: int, exact: bool) -> NDArray[np.float64]:
+def _pattern_means(
+    d: NDArray[np.float64], resamples: int, seed: int, exact: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per sign pattern s: mean(s * d) and mean(s); every pattern, or ``resamples`` seeded ones."""
+    t = d.size
     if exact:
         codes = np.arange(2**t, dtype=np.int64)[:, None] >> np.arange(t, dtype=np.int64)
-        return np.where(codes & 1, 1.0, -1.0)
+        signs = np.where(codes & 1, 1.0, -1.0)
+        return signs @ d / t, signs.sum(axis=1) / t
     rng = np.random.default_rng(seed)
-    return rng.integers(0, 2, size=(resamples, t), dtype=np.int8).astype(np.float64) * 2 - 1
+    flipped, share = np.empty(resamples), np.empty(resamples)
+    batch = max(1, (1 << 22) // t)  # about 4M signs (32 MB) at a time
+    for start in range(0, resamples, batch):
+        size = min(batch, resamples - start)
+        signs = rng.integers(0, 2, size=(size, t), dtype=np.int8).astype(np.float64) * 2 - 1
+        flipped[start : start + size] = signs @ d / t
+        share[start : start + size] = signs.sum(axis=1) / t
+    return flipped, share
 
 
 def _edge(p_at: Callable[[float], float], inside: float, outside: float, alpha: float) -> float:
