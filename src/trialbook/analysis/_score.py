@@ -120,9 +120,10 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         )
     )
     # a task with any leaked attempt is quarantined whole: its other attempts saw the same suite
-    task_ids = ledger.column("task_id")
-    leaked_tasks = tuple(dict.fromkeys(leaked.column("task_id").tolist()))
-    keep = ~np.isin(task_ids, leaked_tasks) if leaked_tasks else np.ones(len(ledger), dtype=bool)
+    everything = ledger.tasks()  # integer task positions: no string per row
+    leaked_task = everything.count(leak) > 0
+    leaked_tasks = tuple(t for t, bad in zip(everything.task_ids, leaked_task, strict=True) if bad)
+    keep = ~leaked_task[everything.task]
     infra = ledger.has_status("infra_error")
     infra_count = int((infra & keep).sum())
     if infra_count:
@@ -133,11 +134,17 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
                 f"infrastructure errors: {share}, dropped from the denominator as asked (the "
                 "rates below are over the remaining attempts)"
             )
-            before = set(task_ids[keep].tolist())
+            before = everything.count(keep) > 0
             keep &= ~infra
-            gone = sorted(before - set(task_ids[keep].tolist()))
+            gone = [
+                t
+                for t, b, a in zip(
+                    everything.task_ids, before, everything.count(keep) > 0, strict=True
+                )
+                if b and not a
+            ]
             if gone:
-                shown = ", ".join(repr(g) for g in gone[:10])
+                shown = ", ".join(repr(g) for g in sorted(gone)[:10])
                 more = f" and {len(gone) - 10} more" if len(gone) > 10 else ""
                 notes.append(
                     f"{len(gone)} task(s) had only infrastructure errors and are not scored: "
@@ -156,7 +163,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             f"run {run_id!r}: no attempts left to score after quarantine and drops"
         )
 
-    groups = rows.tasks()
+    groups = everything if rows is ledger else rows.tasks()  # where() keeps itself when all kept
     task, labels, n, c = groups.task, groups.task_ids, groups.attempts, groups.passes
     t = n.size
     passed = rows.column("passed")

@@ -38,8 +38,8 @@ def wilson_task_interval(
     attempts behind each column, so that a task spread that happens to look tiny in a small sample
     never buys more information than every attempt being independent would.
     """
-    # scipy.special only: importing scipy.stats costs about a second, more than the whole score
-    from scipy.special import betaincinv, ndtri
+    # no scipy on the common path: importing it costs more than scoring a million attempts
+    from statistics import NormalDist
 
     v, w = _validate(values, weights)
     if ((v < 0) | (v > 1)).any():
@@ -48,13 +48,15 @@ def wilson_task_interval(
     se = clustered_se(v, w if weights is not None else None)
     tasks = (w.sum(axis=0) ** 2) / (w**2).sum(axis=0)  # Kish's effective number of tasks
     tasks = np.broadcast_to(tasks, m.shape)
-    z = float(ndtri(0.5 + confidence / 2))
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
     a = (1 - confidence) / 2
     cap = np.broadcast_to(np.inf if max_n is None else np.asarray(max_n, dtype=float), m.shape)
     low, high = np.empty_like(m), np.empty_like(m)
     for j in range(m.size):
         mj, sj, tj = float(m[j]), float(se[j]), float(tasks[j])
         if not np.isfinite(sj) or sj <= 0 or mj <= 0 or mj >= 1:
+            from scipy.special import betaincinv  # only every-task-alike columns need it
+
             x = mj * tj
             # Beta quantiles (the Clopper-Pearson bounds), as the regularized incomplete beta inverse
             low[j] = 0.0 if x <= 0 else float(betaincinv(x, tj - x + 1, a))
