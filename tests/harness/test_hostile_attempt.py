@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +224,51 @@ def test_an_attempt_folder_swapped_for_a_symlink_is_never_followed(tmp_path: Pat
     assert (canary / "locked").stat().st_mode & 0o777 == 0  # the harness chmodded nothing there
     assert sorted(p.name for p in canary.iterdir()) == ["keep.txt", "locked"]
     (canary / "locked").chmod(0o700)
+
+
+def test_taking_back_a_locked_folder_never_follows_a_symlink_swapped_in_after_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the race: the harness checks the folder (a locked directory), a surviving agent process
+    # swaps it for a symlink to a file of the harness's, the harness changes the mode by path
+    from trialbook.harness import _attempt
+
+    top = tmp_path / "attempt"
+    top.mkdir()
+    target = tmp_path / "harness-file"
+    target.write_text("x")
+    target.chmod(0o600)
+    (top / "workspace").symlink_to(target)
+    real_lstat = os.lstat
+
+    def lstat_before_the_swap(path: object) -> os.stat_result:
+        info = real_lstat(path)  # type: ignore[arg-type]
+        if str(path).endswith("workspace"):  # what the check saw: a directory locked with 000
+            return os.stat_result((stat.S_IFDIR | 0o000, *info[1:]))
+        return info
+
+    monkeypatch.setattr(_attempt.os, "lstat", lstat_before_the_swap)
+    _attempt._reclaim(top, (top, top / "workspace"))
+    assert stat.S_IMODE(real_lstat(target).st_mode) == 0o600
+
+
+def test_a_user_site_planted_in_the_attempt_folder_does_not_reach_the_grader(
+    tmp_path: Path,
+) -> None:
+    # process tier: the agent can write its attempt folder, which was the grader's HOME; a
+    # usercustomize.py in HOME's user site-packages runs in every (non -I, non-venv) Python the
+    # grader starts. The system Python (Debian's) has its user site on.
+    import shutil
+
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        pytest.fail("no system python3 in /usr/bin (Debian ships one)")
+    marker = tmp_path / "grader-ran-planted-code"
+    agent = (
+        'up="$(cd "$HOME/.." && pwd)"; '
+        f"d=$(HOME=\"$up\" {python} -c 'import site; print(site.getusersitepackages())'); "
+        f'mkdir -p "$d" && echo "open(\'{marker}\', \'w\').close()" > "$d/usercustomize.py"'
+    )
+    (row,) = run(tmp_path, {"t": {"grader": f"{python} -c pass"}}, agent, "process")
+    assert row["passed"] is True  # the grader ran (and passed) ...
+    assert not marker.exists()  # ... without the agent's code

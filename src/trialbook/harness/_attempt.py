@@ -300,11 +300,13 @@ def grade_workspace(
         copy = _empty_folder()  # no oracle: one shared, read-only, empty folder
     if oracle_hash is not None:
         _check_copy(copy, "oracle", oracle_hash)
-    # Not the agent's HOME: files the agent planted there (a user site-packages, say) must not
-    # reach the grader. In bwrap the attempt folder is not mounted, so HOME does not exist there.
+    # A HOME of its own, made now with a name nobody could guess: files the agent planted in its
+    # HOME or in the attempt folder (a user site-packages with usercustomize.py, say) must not reach
+    # the grader. In bwrap the attempt folder is not mounted, so HOME does not exist there.
+    home = tempfile.mkdtemp(prefix="grader-home.", dir=attempt_dir)
     env = base_env(
         {
-            "HOME": str(attempt_dir),
+            "HOME": home,
             "TMPDIR": "/tmp" if tier == "bwrap" else str(attempt_dir),
             "TRIALBOOK_ORACLE_DIR": str(copy),
             "TRIALBOOK_TASK_ID": task_id,
@@ -414,10 +416,19 @@ def _reclaim(top: Path, folders: tuple[Path, ...]) -> None:
             continue
         try:
             info = os.lstat(folder)
-            if stat.S_ISDIR(info.st_mode) and info.st_mode & 0o700 != 0o700:
-                os.chmod(folder, stat.S_IMODE(info.st_mode) | 0o700)
+            if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o700 == 0o700:
+                continue
+            # a surviving process may swap the folder for a symlink after the lstat: change the
+            # mode through a descriptor opened without following one, never through the path
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError:
-            pass  # gone or not ours: what uses it next says so
+            continue  # gone, a symlink, or not ours: what uses it next says so
+        try:
+            os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) | 0o700)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def _remove(folder: Path) -> None:
