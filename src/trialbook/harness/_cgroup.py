@@ -17,15 +17,18 @@ it and removes it (:func:`clean_stale`).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shlex
 import signal
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
-__all__ = ["PIDS_MAX", "Cgroup", "available", "clean_stale"]
+__all__ = ["PIDS_MAX", "Cgroup", "available", "clean_stale", "not_capped"]
 
 PIDS_MAX = 4096
 """Processes one command (with every descendant) may have at once."""
@@ -68,20 +71,71 @@ def _hierarchies() -> tuple[tuple[str, Path], ...]:
     return tuple(found)
 
 
+_CONTROLLERS = ("pids", "memory")
+
+
+def _delegate(where: Path, folder: Path) -> frozenset[str]:
+    """Enable the pids and memory controllers for the cgroups under ``folder`` (cgroup v2) where
+    the kernel offers them: first in the harness's own cgroup ``where`` (which the kernel allows only
+    where it holds no process of its own, as at a container's root), then in ``folder``. Returns the
+    controllers the attempt cgroups get."""
+    for parent in (where, folder):
+        try:
+            offered = (parent / "cgroup.controllers").read_text().split()
+            enabled = (parent / "cgroup.subtree_control").read_text().split()
+        except OSError:
+            return frozenset()
+        for controller in _CONTROLLERS:
+            if controller in offered and controller not in enabled:
+                _write(parent / "cgroup.subtree_control", f"+{controller}")
+    try:
+        enabled = (folder / "cgroup.subtree_control").read_text().split()
+    except OSError:
+        return frozenset()
+    return frozenset(enabled) & frozenset(_CONTROLLERS)
+
+
 @cache
-def _parents() -> tuple[tuple[str, Path], ...]:
-    """This harness's own folder of attempt cgroups in each writable hierarchy (made once)."""
+def _made() -> tuple[tuple[str, Path, frozenset[str]], ...]:
+    """This harness's own folder of attempt cgroups in each writable hierarchy (made once), with
+    the controllers the cgroups made in it get."""
     me = os.getpid()
     name = f"{_PREFIX}{me}-{_start_time(me)}"
-    made: list[tuple[str, Path]] = []
+    made: list[tuple[str, Path, frozenset[str]]] = []
     for kind, where in _hierarchies():
         folder = where / name
         try:
             folder.mkdir(exist_ok=True)
         except OSError:
             continue
-        made.append((kind, folder))
+        controls = _delegate(where, folder) if kind == "v2" else frozenset({kind})
+        made.append((kind, folder, controls))
+    if any(kind == "pids" for kind, _, _ in made):
+        # v1 pids already holds every process of a command: a v2 cgroup without a controller of ours
+        # would add only one more write per command and one more read at its end
+        made = [m for m in made if m[0] != "v2" or m[2]]
     return tuple(made)
+
+
+def _parents() -> tuple[tuple[str, Path], ...]:
+    return tuple((kind, folder) for kind, folder, _ in _made())
+
+
+def not_capped() -> list[str]:
+    """What the attempt cgroups cannot do here, for the run's notes (nothing where they do it all)."""
+    if not _made():
+        return [
+            "no writable cgroup here: an attempt's processes and total memory are not capped "
+            "beyond the rlimits (docs/harness.md, 'Cgroups')"
+        ]
+    controls = frozenset().union(*(c for _, _, c in _made()))
+    missing = {"pids": "process count", "memory": "total memory"}
+    return [
+        f"the cgroups here have no {c} controller: an attempt's {missing[c]} is not capped "
+        "beyond the rlimits"
+        for c in _CONTROLLERS
+        if c not in controls
+    ]
 
 
 def available() -> bool:
@@ -98,22 +152,41 @@ def _write(path: Path, value: str) -> bool:
 
 
 def _members(folder: Path) -> set[int]:
-    try:
-        return {int(x) for x in (folder / "cgroup.procs").read_text().split()}
+    chunks: list[bytes] = []
+    try:  # the raw file interface: a third of the time of a text read, once per command and folder
+        fd = os.open(folder / "cgroup.procs", os.O_RDONLY)
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+        return {int(x) for x in b"".join(chunks).split()}
     except (OSError, ValueError):
         return set()
 
 
 class Cgroup:
-    """The cgroups (one per hierarchy) of one command."""
+    """The cgroups (one per hierarchy) of one command.
 
-    def __init__(self, folders: Sequence[Path]) -> None:
-        self.folders = tuple(folders)
+    Making and removing a cgroup costs a few milliseconds on some kernels (cgroup v1 above all),
+    more than the rest of a trivial attempt; so an emptied cgroup goes back to a pool and the next
+    command reuses it (:meth:`acquire`, :meth:`release`). Only a cgroup seen empty after the kill is
+    reused, so nothing of one command is ever in the next one's cgroup."""
+
+    _idle: ClassVar[list[Cgroup]] = []
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _serial: ClassVar[Iterator[int]] = itertools.count()
+
+    def __init__(self, folders: Sequence[tuple[str, Path]]) -> None:
+        self.parts = tuple(folders)
+        self.folders = tuple(folder for _, folder in self.parts)
+        self._memory_mb: int | None = None
+        self._seen_empty = False  # the last look found no process (and none can enter from outside)
 
     @classmethod
-    def create(cls, name: str, *, memory_mb: int) -> Cgroup | None:
+    def create(cls, name: str) -> Cgroup | None:
         """A fresh cgroup named ``name`` (unique in this harness); None where none can be made."""
-        folders: list[Path] = []
+        folders: list[tuple[str, Path]] = []
         for kind, parent in _parents():
             folder = parent / name.replace("/", "_")
             try:
@@ -121,12 +194,49 @@ class Cgroup:
             except OSError:
                 continue
             _write(folder / "pids.max", str(PIDS_MAX))
-            if kind == "memory":
-                _write(folder / "memory.limit_in_bytes", str(memory_mb << 20))
-            else:
-                _write(folder / "memory.max", str(memory_mb << 20))
-            folders.append(folder)
+            folders.append((kind, folder))
         return cls(folders) if folders else None
+
+    @classmethod
+    def acquire(cls, *, memory_mb: int) -> Cgroup | None:
+        """An empty cgroup for one command, capped at ``memory_mb`` in all: an idle one from the
+        pool, else a new one; None where none can be made."""
+        with cls._lock:
+            cgroup = cls._idle.pop() if cls._idle else None
+        if cgroup is None:
+            cgroup = cls.create(f"c{next(cls._serial)}")
+        if cgroup is not None:
+            cgroup._seen_empty = False
+            cgroup.limit_memory(memory_mb)
+        return cgroup
+
+    def limit_memory(self, memory_mb: int) -> None:
+        """Cap the total memory of the cgroup's processes (where a memory controller is here)."""
+        if memory_mb == self._memory_mb:
+            return
+        for kind, folder in self.parts:
+            name = "memory.limit_in_bytes" if kind == "memory" else "memory.max"
+            _write(folder / name, str(memory_mb << 20))
+        self._memory_mb = memory_mb
+
+    def release(self) -> None:
+        """Kill what is in the cgroup; back to the pool if it is then empty, else removed.
+
+        A cgroup seen empty once its command ended needs no second look: only a process inside
+        can add one, and every process outside it is gone or was killed by then."""
+        if not self._seen_empty and not self.kill():
+            self.remove()  # a process that would not die: never reuse its cgroup
+            return
+        with self._lock:
+            self._idle.append(self)
+
+    @classmethod
+    def release_idle(cls) -> None:
+        """Remove the pooled cgroups (at the end of a run)."""
+        with cls._lock:
+            idle, cls._idle[:] = list(cls._idle), []
+        for cgroup in idle:
+            cgroup.remove()
 
     def join(self, argv: Sequence[str]) -> list[str]:
         """``argv`` behind a shell that puts itself into the cgroups, then becomes ``argv``: every
@@ -144,11 +254,14 @@ class Cgroup:
         out: set[int] = set()
         for folder in self.folders:
             out |= _members(folder)
+        self._seen_empty = not out
         return out
 
-    def kill(self) -> None:
-        """Kill every process in the cgroups; returns once they are empty (or after ~5 s)."""
-        _kill_folders(self.folders)
+    def kill(self) -> bool:
+        """Kill every process in the cgroups; returns once they are empty (True) or after ~5 s
+        (False: some process would not die)."""
+        self._seen_empty = _kill_folders(self.parts)
+        return self._seen_empty
 
     def remove(self) -> None:
         """Remove the (empty) cgroups."""
@@ -157,26 +270,29 @@ class Cgroup:
                 folder.rmdir()
 
 
-def _kill_folders(folders: Sequence[Path]) -> None:
-    for folder in folders:
-        _write(folder / "cgroup.kill", "1")
+def _kill_folders(parts: Sequence[tuple[str, Path]]) -> bool:
+    folders = [folder for _, folder in parts]
+    for kind, folder in parts:
+        if kind == "v2":
+            _write(folder / "cgroup.kill", "1")
     for _ in range(500):
         pids: set[int] = set()
         for folder in folders:
             pids |= _members(folder)
         if not pids:
-            return
+            return True
         for pid in pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.01)
+    return False
 
 
 def clean_stale(harness_pid: int | None = None) -> int:
     """Kill what is left in the cgroups of harnesses that are gone (or of ``harness_pid``) and
     remove them; returns how many processes were there."""
     killed = 0
-    for _, where in _hierarchies():
+    for kind, where in _hierarchies():
         try:
             entries = list(where.glob(f"{_PREFIX}*"))
         except OSError:
@@ -192,7 +308,7 @@ def clean_stale(harness_pid: int | None = None) -> int:
                 continue
             children = [c for c in parent.iterdir() if c.is_dir()]
             killed += sum(len(_members(c)) for c in children)
-            _kill_folders(children)
+            _kill_folders([(kind, c) for c in children])
             for folder in (*children, parent):
                 with contextlib.suppress(OSError):
                     folder.rmdir()

@@ -10,7 +10,6 @@ kills them. On timeout they first get SIGTERM and a short grace.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import select
 import signal
@@ -274,7 +273,7 @@ def run_command(
     """
     if env.get(TOKEN_VAR) != token:
         raise ValueError(f"env must carry {TOKEN_VAR}={token}")
-    cgroup = Cgroup.create(f"{token}.{next(_SERIAL)}", memory_mb=memory_mb)
+    cgroup = Cgroup.acquire(memory_mb=memory_mb)
     try:
         return _run(
             cgroup.join(argv) if cgroup else argv,
@@ -291,11 +290,9 @@ def run_command(
         )
     finally:
         if cgroup is not None:
-            cgroup.kill()
-            cgroup.remove()
+            cgroup.release()
 
 
-_SERIAL = itertools.count()
 _SETTLE_S = 0.25
 """How long processes found at the end get to finish exiting on their own before they count as left
 behind: bwrap's own init inside the sandbox can outlive the bwrap it reports to by a moment."""
@@ -393,7 +390,7 @@ def _run(
         swept = sweep(token, workspace, signal.SIGKILL) if survivors else 0
         left_behind = max(len(survivors), swept)
         _signal_group(proc.pid, signal.SIGKILL)
-        if cgroup is not None:
+        if cgroup is not None and survivors:
             cgroup.kill()
     if timed_out or cancelled or left_behind:
         # What was killed is gone before we return: no process of the token may be left.

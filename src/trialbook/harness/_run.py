@@ -22,7 +22,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from trialbook.errors import ArgumentError
-from trialbook.harness._cgroup import clean_stale
+from trialbook.harness._cgroup import Cgroup, clean_stale, not_capped
 from trialbook.harness._driver import Driver, Planned, RunProgress
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._process import sweep
@@ -361,6 +361,7 @@ def run_suite(
     notes = [tier_note] if tier_note else []
     longest = max([t.timeout_s for t in suite.tasks] + [t.grader_timeout_s for t in suite.tasks])
     notes += limit_notes(math.ceil(longest) + 10)
+    notes += not_capped()
     tasks, quarantined = _tasks_to_run(suite, lock, options.subset)
     if quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(quarantined)}")
@@ -421,6 +422,7 @@ def run_suite(
         finally:
             executor.shutdown()
             shutil.rmtree(scratch, ignore_errors=True)
+            Cgroup.release_idle()
             _stop_watchdog(watchdog)
         interrupted = stop.is_set() and driver.written < len(todo)
         store.record_event(
