@@ -122,7 +122,6 @@ def test_the_seeded_choices_are_those_the_demo_always_made() -> None:
 
 def test_the_agent_material_holds_the_fixes_and_never_the_oracle() -> None:
     with agent_material(SUITE_DIR) as material:
-        assert not material.is_relative_to("/tmp"), "the bwrap tier gives the agent a fresh /tmp"
         for task in EASE:
             assert (material / task / "reference").is_dir()
             assert (material / task / "decoys" / "plausible").is_dir()

@@ -5,13 +5,19 @@ and the ledger all fail from inside. CI runs as root; elsewhere the test runs as
 
 from __future__ import annotations
 
+import os
+import shutil
+import socket
 import sqlite3
 import sys
+import tempfile
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.harness.test_run import TIERS, outside_tmp, run, transcript
+from tests.harness.test_run import CHECK, TIERS, outside_tmp, run, transcript
 from trialbook.harness._sandbox import Limits, SandboxSpec, wrap
 
 __all__ = ["outside_tmp"]  # the fixture, imported for its use here
@@ -47,3 +53,103 @@ def test_every_bwrap_command_drops_all_capabilities() -> None:
     drop = argv.index("--cap-drop")
     assert argv[drop + 1] == "ALL"
     assert drop < argv.index("--")
+
+
+@pytest.fixture
+def var_tmp() -> Any:
+    """A folder in /var/tmp: on the host file system, outside /tmp (which the sandbox replaces
+    anyway) and outside every folder the sandbox shows."""
+    folder = Path(tempfile.mkdtemp(prefix="tb-test-", dir="/var/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _listen(path: Path) -> tuple[socket.socket, list[bytes]]:
+    """A unix socket listening at ``path``; what each connection sends lands in the list."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    os.chmod(path, 0o777)
+    server.listen(8)
+    server.settimeout(0.2)
+    received: list[bytes] = []
+
+    def serve() -> None:
+        while server.fileno() != -1:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                received.append(conn.recv(100))
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, received
+
+
+@pytest.mark.parametrize("tier", BWRAP)
+def test_no_unix_socket_on_the_host_is_reachable_with_the_network_off(
+    outside_tmp: Path, var_tmp: Path, tier: str
+) -> None:
+    """A read-only mount does not stop connect(): a socket anywhere on the host (a docker.sock, an
+    agent's socket in a home folder) was reachable. Only the system folders are shown now."""
+    sockets = [var_tmp / "s.sock", outside_tmp / "s.sock"]
+    servers = [_listen(path) for path in sockets]
+    try:
+        attempts = "; ".join(
+            f'{sys.executable} -c "import socket; s = socket.socket(socket.AF_UNIX); '
+            f"s.connect('{path}'); s.sendall(b'escaped')\" && echo CONNECTED {path}"
+            for path in sockets
+        )
+        (row,) = run(outside_tmp, {"t": CHECK}, f"{attempts}; touch done.txt", tier)
+        out = transcript(outside_tmp, row)
+        assert row["passed"] is True, row
+        assert "CONNECTED" not in out, out
+        for _, received in servers:
+            assert received == []
+    finally:
+        for server, _ in servers:
+            server.close()
+
+
+@pytest.mark.parametrize("tier", BWRAP)
+def test_host_files_outside_the_system_folders_are_not_there(
+    outside_tmp: Path, var_tmp: Path, tier: str
+) -> None:
+    secrets = [var_tmp / "secret.txt", outside_tmp / "secret" / "key.txt"]
+    for secret in secrets:
+        secret.parent.mkdir(exist_ok=True)
+        secret.write_text("s3cr3t\n")
+    # the paths reach the agent as data (a path in the command itself is shown, see below)
+    agent = 'for p in $SECRETS; do cat "$p"; done; ls /root /home /srv; touch done.txt'
+    pass_env = {"SECRETS": " ".join(str(s) for s in secrets)}
+    (row,) = run(outside_tmp, {"t": CHECK}, agent, tier, pass_env=pass_env)
+    assert row["passed"] is True, row
+    assert "s3cr3t" not in transcript(outside_tmp, row)
+
+
+@pytest.mark.parametrize("tier", BWRAP)
+def test_mountinfo_does_not_name_the_hidden_folders(outside_tmp: Path, tier: str) -> None:
+    """The suite and the ledger's folder are simply not there (nothing shown contains them), so no
+    tmpfs over them names them in /proc/self/mountinfo."""
+    suite, ledger_dir = outside_tmp / "suite", outside_tmp / "out"
+    (row,) = run(outside_tmp, {"t": CHECK}, "cat /proc/self/mountinfo; touch done.txt", tier)
+    mounts = transcript(outside_tmp, row)
+    assert row["passed"] is True, row
+    assert " /proc " in mounts  # it did read the table
+    assert str(suite) not in mounts, mounts
+    assert str(ledger_dir) not in mounts, mounts
+
+
+@pytest.mark.parametrize("tier", BWRAP)
+def test_a_program_the_command_names_runs_from_its_folder(outside_tmp: Path, tier: str) -> None:
+    """An agent outside the system folders is shown read-only with the folder it lives in (its
+    helper files), because the command names it."""
+    tools = outside_tmp / "agent"
+    tools.mkdir()
+    (tools / "helper.txt").write_text("from the agent's folder\n")
+    program = tools / "agent.sh"
+    program.write_text('#!/bin/sh\ncat "$(dirname "$0")/helper.txt" > done.txt\n')
+    program.chmod(0o755)
+    grader = 'grep -q "from the agent" done.txt'
+    (row,) = run(outside_tmp, {"t": {"grader": grader}}, str(program), tier)
+    assert row["passed"] is True, (row, transcript(outside_tmp, row, "agent.stderr"))

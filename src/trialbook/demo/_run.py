@@ -3,7 +3,7 @@ through the harness, score both runs, compare them, and write the reports."""
 
 from __future__ import annotations
 
-import os
+import shlex
 import shutil
 import sys
 import tempfile
@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from trialbook.demo.agent import MATERIAL_VAR, PROFILES
+from trialbook.demo.agent import PROFILES
 
 if TYPE_CHECKING:
     from trialbook.analysis import Comparison, ScoreReport
@@ -106,13 +106,14 @@ def run_demo(
             runs[name] = run_suite(
                 RunOptions(
                     suite=suite_dir,
-                    agent=f"{sys.executable} -m trialbook.demo.agent {name}",
+                    agent=shlex.join(
+                        [sys.executable, "-m", "trialbook.demo.agent", name, str(material)]
+                    ),
                     ledger=ledger,
                     system=f"simulated-{name}",
                     run_id=f"{name}-{stamp}",
                     jobs=jobs,
                     sandbox=sandbox,
-                    pass_env={MATERIAL_VAR: str(material)},
                     model_version="simulator",
                 ),
                 progress=progress,
@@ -146,14 +147,10 @@ def run_demo(
 
 @contextmanager
 def agent_material(suite_dir: Path) -> Iterator[Path]:
-    """A temporary folder with each task's ``reference/`` and ``decoys/`` (never its oracle), where
-    the agent can read it in both sandbox tiers: the bwrap tier hides the suite, the ledger's folder
-    and ``/tmp``, so it lives in ``/var/tmp`` (the system's default temporary folder where that is
-    missing). Removed afterwards."""
-    base = Path("/var/tmp")
-    folder = Path(
-        tempfile.mkdtemp(prefix="trialbook-demo-material-", dir=base if _writable(base) else None)
-    )
+    """A temporary folder with each task's ``reference/`` and ``decoys/`` (never its oracle), for
+    the agent to read: the agent's command names it, so both sandbox tiers show it (the bwrap tier
+    read-only). Removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="trialbook-demo-material-"))
     try:
         for task in sorted((suite_dir / "tasks").iterdir()):
             for part in ("reference", "decoys"):
@@ -162,7 +159,3 @@ def agent_material(suite_dir: Path) -> Iterator[Path]:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _writable(folder: Path) -> bool:
-    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)

@@ -11,8 +11,9 @@ same task difficulty, so the paired comparison has something to pair.
 The fixes are the suite's own files: the correct fix is the task's ``reference/``, the plausible
 wrong one its ``decoys/plausible/`` (the grader-check proves the first passes and the second fails).
 The agent runs in the sandbox, where the suite is hidden, so the demo hands it a copy of only those
-two folders per task (never the oracle) in ``$TRIALBOOK_DEMO_MATERIAL``: ``<task>/reference/`` and
-``<task>/decoys/plausible/``. What it then does is a :class:`trialbook.harness.testing.Attempt`.
+two folders per task (never the oracle), ``<task>/reference/`` and ``<task>/decoys/plausible/``, in a
+folder it names on the agent's command line (``... baseline MATERIAL``: the sandbox shows a folder
+the command names, read-only), or else in ``$TRIALBOOK_DEMO_MATERIAL``. What it then does is a :class:`trialbook.harness.testing.Attempt`.
 """
 
 from __future__ import annotations
@@ -120,13 +121,14 @@ def decide(name: str, task_id: str, seed: str) -> Decision:
 def main(argv: list[str] | None = None) -> int:
     """Run one simulated attempt in the current directory."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or args[0] not in PROFILES:
-        print(f"usage: python -m trialbook.demo.agent {{{'|'.join(PROFILES)}}}", file=sys.stderr)
+    if len(args) not in (1, 2) or args[0] not in PROFILES:
+        usage = f"usage: python -m trialbook.demo.agent {{{'|'.join(PROFILES)}}} [MATERIAL]"
+        print(usage, file=sys.stderr)
         return 2
     name = args[0]
     task_id = os.environ["TRIALBOOK_TASK_ID"]
     seed = os.environ["TRIALBOOK_SEED"]
-    material = Path(os.environ.get(MATERIAL_VAR, "")) / task_id
+    material = Path(args[1] if len(args) == 2 else os.environ.get(MATERIAL_VAR, "")) / task_id
     if task_id not in EASE or not (material / "reference").is_dir():
         print(f"simulated agent: no idea how to do {task_id!r} (${MATERIAL_VAR})", file=sys.stderr)
         return 1

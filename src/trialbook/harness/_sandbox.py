@@ -19,7 +19,9 @@ Both tiers apply the same rlimits, set by the shell with ``ulimit`` before the c
 
 from __future__ import annotations
 
+import os
 import resource
+import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -218,16 +220,22 @@ def wrap(
         "--unshare-cgroup-try",
         *_userns_flags(),
         *_CAP_DROP,
-        "--ro-bind", "/", "/",
+        *_system_root(),
         "--proc", "/proc",
         "--dev", "/dev",
         "--tmpfs", "/tmp",
         "--tmpfs", "/dev/shm",
         "--tmpfs", "/run",
+        "--tmpfs", "/var/tmp",
     ]  # fmt: skip
-    # The fresh /tmp and /run would hide a Python (a venv, an editable source tree) living there.
-    for path in _python_paths():
-        args += ["--ro-bind", str(path), str(path)]
+    # Beyond the system folders, only what the command needs: the Python running trialbook (its
+    # prefixes and import path, so that `python -m ...` works inside) and the programs and files the
+    # command names by absolute path, with the folders they live in, all read-only.
+    bound = _outermost([*_python_paths(), *_named_paths(command, env.get("PATH", ""))])
+    bound = [b for b in bound if not _under(b, _SYSTEM_FOLDERS)]
+    for path in bound:
+        if not _under(path, spec.hidden):
+            args += ["--ro-bind", str(path), str(path)]
     if spec.network:
         for resolver in _RESOLVER_PATHS:  # name resolution, when /etc/resolv.conf points into /run
             if Path(resolver).exists():
@@ -236,37 +244,112 @@ def wrap(
         args.append("--unshare-net")
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
+    # A hidden folder is covered by an empty tmpfs only where something bound above shows it (the
+    # suite inside an editable source tree, say); elsewhere it is simply not there, and not named in
+    # /proc/self/mountinfo either.
+    shown = [*_SYSTEM_FOLDERS, *bound]
     for hidden in _outermost(spec.hidden):
-        args += ["--tmpfs", str(hidden)]
+        if _under(hidden, shown):
+            args += ["--tmpfs", str(hidden)]
     for path in spec.readonly:
         args += ["--ro-bind", str(path), str(path)]
     for path in (spec.workspace, *spec.writable):
         args += ["--bind", str(path), str(path)]
-    args += ["--chdir", str(spec.workspace), "--clearenv"]
+    # the sandbox's own root (where the mount points were made) read-only, once they are all made
+    args += ["--remount-ro", "/", "--chdir", str(spec.workspace), "--clearenv"]
     for key, value in env.items():
         args += ["--setenv", key, value]
     return [*args, "--", *inner]
 
 
-_PRIVATE_ROOTS = (Path("/tmp"), Path("/dev/shm"), Path("/run"))
 _RESOLVER_PATHS = ("/run/systemd/resolve", "/run/resolvconf")
+_SYSTEM_FOLDERS = tuple(
+    Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+                      "/nix", "/sys")
+)  # fmt: skip
+"""The host folders every sandbox sees, read-only: programs, libraries, configuration. The rest of
+the host (home folders, /root, /var, /srv, /mnt, project folders) is not there at all, so neither its
+files nor a unix socket in it can be reached (a read-only mount does not stop ``connect``)."""
+
+
+@cache
+def _system_root() -> tuple[str, ...]:
+    """bwrap arguments that show the system folders of this host (a merged-/usr link stays a
+    link)."""
+    args: list[str] = []
+    for folder in _SYSTEM_FOLDERS:
+        if folder.is_symlink():
+            args += ["--symlink", os.readlink(folder), str(folder)]
+        elif folder.is_dir():
+            args += ["--ro-bind", str(folder), str(folder)]
+    return tuple(args)
+
+
+def _under(path: Path, folders: Sequence[Path]) -> bool:
+    return any(path.is_relative_to(f) for f in folders)
 
 
 @cache
 def _python_paths() -> tuple[Path, ...]:
-    """Folders of the Python running trialbook (prefixes and import path) that lie under a folder
-    the sandbox replaces with a fresh tmpfs: they are mounted back read-only."""
+    """Folders of the Python running trialbook as a sandboxed command starts it: its prefixes and
+    the import path it gets with a clean environment (site-packages, an editable source tree). Not
+    this process's own import path, which may hold the folder it was started from."""
     import sys
 
-    candidates = [sys.prefix, sys.base_prefix, *sys.path]
     found: list[Path] = []
-    for entry in candidates:
+    for entry in (sys.prefix, sys.base_prefix, *_clean_import_path()):
         if not entry:
             continue
         path = Path(entry).resolve()
-        if path.is_dir() and any(path.is_relative_to(root) for root in _PRIVATE_ROOTS):
+        if path.is_dir():
             found.append(path)
     return tuple(_outermost(found, keep_root=True))
+
+
+def _clean_import_path() -> list[str]:
+    """``sys.path`` of this Python started with an empty environment from ``/``."""
+    import sys
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys; print('\\0'.join(sys.path))"],
+            capture_output=True,
+            env={},
+            cwd="/",
+            timeout=60,
+            check=True,
+        )
+        return done.stdout.decode().rstrip("\n").split("\0")
+    except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
+        return sys.path[1:]  # sys.path[0] is the folder this process was started from
+
+
+def _named_paths(command: str, search_path: str) -> list[Path]:
+    """Folders a command needs from the host, beyond the system folders: for its program (found on
+    ``search_path`` when it is a bare name) and every absolute path among its words (``--x=/p`` too),
+    the folder it lives in, and the folder of its real file when it is a symbolic link. A relative
+    path names a file in the workspace, which is there anyway."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []  # the shell reports the quoting error when the command runs
+    candidates: list[str] = []
+    for index, word in enumerate(words):
+        if index == 0 and "/" not in word and (found := shutil.which(word, path=search_path)):
+            candidates.append(found)
+        candidates += [part for part in word.split("=") if part.startswith("/")]
+    folders: list[Path] = []
+    for candidate in candidates:
+        path = Path(os.path.normpath(candidate))
+        try:
+            if not path.exists():
+                continue
+            real = path.resolve()
+        except (OSError, RuntimeError):
+            continue
+        for shown in {path, real}:
+            folders.append(shown if shown.is_dir() else shown.parent)
+    return folders
 
 
 def _outermost(paths: Sequence[Path], keep_root: bool = False) -> list[Path]:
