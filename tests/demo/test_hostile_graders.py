@@ -96,4 +96,69 @@ def test_grader_check_catches_a_grader_that_imports_from_the_workspace(tmp_path:
     assert out.exit_code == 1, out.output
     data = json.loads(out.output)
     bad = [c for c in data["cases"] if c["verdict"] != "ok"]
-    assert [c["case"] for c in bad] == ["decoy:shadow-stdlib"]
+    assert [c["case"] for c in bad] == ["decoy:shadow-stdlib", "decoy:exit-on-import"]
+
+
+def test_grader_check_catches_a_grader_that_judges_the_process_importing_the_agent(
+    tmp_path: Path,
+) -> None:
+    """Isolated (``-I``, oracle tests run from the oracle folder) yet fooled: the exit code is that
+    of the process that imported the agent's module. The runner in trialbook.harness.grading is not."""
+    test = "import os\nimport sys\nimport unittest\n\nsys.path.append(os.getcwd())\n"
+    test += "from m import f  # noqa: E402\n\n\nclass T(unittest.TestCase):\n"
+    test += "    def test_f(self):\n        self.assertEqual(f(), 1)\n"
+    fooled = 'python -I -m unittest discover -s "$TRIALBOOK_ORACLE_DIR" -t "$TRIALBOOK_ORACLE_DIR"'
+    runner = 'python -I -m trialbook.harness.grading "$TRIALBOOK_ORACLE_DIR"'
+    verdicts = {}
+    for name, grader in (("fooled", fooled), ("runner", runner)):
+        task = {
+            "grader": grader,
+            "fixture": {"m.py": "def f():\n    return 0\n"},
+            "oracle": {"test_m.py": test},
+            "reference": {"m.py": "def f():\n    return 1\n"},
+        }
+        root = make_suite(tmp_path / name, {"t": task})
+        out = CliRunner().invoke(
+            main, ["grader-check", str(root), "--sandbox", "process", "--format", "json"]
+        )
+        data = json.loads(out.output)
+        verdicts[name] = (out.exit_code, [c["case"] for c in data["cases"] if c["verdict"] != "ok"])
+    assert verdicts["fooled"] == (1, ["decoy:exit-on-import"])
+    assert verdicts["runner"] == (0, [])
+
+
+def _oracle_imports(task_dir: Path) -> set[str]:
+    return {
+        name
+        for test in (task_dir / "oracle").glob("test_*.py")
+        for name in re.findall(r"^from (\w+) import", test.read_text(), re.M)
+    }
+
+
+def test_no_demo_task_passes_an_agent_whose_modules_exit_0_when_imported(tmp_path: Path) -> None:
+    """The agent writes the modules the task asks for (their names are in the prompts) so that
+    importing one ends the process with exit 0: a grader that runs the oracle tests in the process
+    that imports them passes every task (found after issue 12's first round)."""
+    tier = "bwrap" if bwrap_problem() is None else "process"
+    suite = load_suite(SUITE_DIR)
+    smoke = [t for t in suite.tasks if t.id in suite.subsets["smoke"]]
+    names = sorted(set().union(*(_oracle_imports(t.dir) for t in smoke)))
+    agent = "; ".join(f"printf 'import os\\nos._exit(0)\\n' > {n}.py" for n in names)
+    ledger = tmp_path / "ledger.db"
+    result = run_suite(
+        RunOptions(
+            suite=SUITE_DIR,
+            agent=agent,
+            ledger=ledger,
+            system="exit-on-import",
+            sandbox=tier,
+            run_id=f"test-{uuid.uuid4().hex}",
+            subset="smoke",
+            jobs=2,
+            grace_s=0.5,
+        )
+    )
+    assert not result.interrupted
+    rows = list(ledger_rows(read_ledger(ledger)))
+    assert len(rows) == 3 * 5
+    assert [r for r in rows if r["status"] != "failed"] == []

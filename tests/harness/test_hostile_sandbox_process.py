@@ -103,7 +103,7 @@ def test_a_new_run_clears_what_a_killed_harness_and_watchdog_left(
         for pid in [*_watchdog_of(proc.pid), proc.pid]:
             os.kill(pid, signal.SIGKILL)
         proc.wait(timeout=30)
-        scratch = list(Path(tempfile.gettempdir()).glob(f"trialbook-run-{proc.pid}-*"))
+        scratch = list(Path(tempfile.gettempdir()).glob(f"trialbook-run-ns*-{proc.pid}-*"))
         assert scratch, "the killed harness left no scratch folder to test with"
         if tier == "process":
             assert alive_with(secs)  # nothing killed it yet

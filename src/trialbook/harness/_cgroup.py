@@ -9,7 +9,7 @@ cgroup v2, else by pid until none is left); ``pids.max`` caps its processes (a f
 fork) and the memory controller its total memory, each where the controller is available (cgroup v2
 with the controller enabled, or the v1 ``pids`` / ``memory`` hierarchies).
 
-Each harness keeps its cgroups under ``trialbook-PID-STARTTIME`` beside its own cgroup; a harness
+Each harness keeps its cgroups under ``trialbook-STAMP`` (``trialbook.harness._stamp``) beside its own cgroup; a harness
 that was killed leaves that folder behind, and the next run (or the run's watchdog) kills what is in
 it and removes it (:func:`clean_stale`).
 """
@@ -28,19 +28,13 @@ from functools import cache
 from pathlib import Path
 from typing import ClassVar
 
+from trialbook.harness._stamp import is_dead, pid_of, stamp
+
 __all__ = ["PIDS_MAX", "Cgroup", "available", "clean_stale", "not_capped"]
 
 PIDS_MAX = 4096
 """Processes one command (with every descendant) may have at once."""
 _PREFIX = "trialbook-"
-
-
-def _start_time(pid: int) -> str | None:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return None
-    return stat[stat.rindex(b")") + 2 :].split()[19].decode()
 
 
 @cache
@@ -99,8 +93,7 @@ def _delegate(where: Path, folder: Path) -> frozenset[str]:
 def _made() -> tuple[tuple[str, Path, frozenset[str]], ...]:
     """This harness's own folder of attempt cgroups in each writable hierarchy (made once), with
     the controllers the cgroups made in it get."""
-    me = os.getpid()
-    name = f"{_PREFIX}{me}-{_start_time(me)}"
+    name = f"{_PREFIX}{stamp(os.getpid())}"
     made: list[tuple[str, Path, frozenset[str]]] = []
     for kind, where in _hierarchies():
         folder = where / name
@@ -298,13 +291,10 @@ def clean_stale(harness_pid: int | None = None) -> int:
         except OSError:
             continue
         for parent in entries:
-            pid_text, _, start = parent.name[len(_PREFIX) :].partition("-")
-            if not pid_text.isdigit():
-                continue
-            pid = int(pid_text)
-            if harness_pid is None and _start_time(pid) == start:
-                continue  # that harness is still running
-            if harness_pid is not None and pid != harness_pid:
+            name = parent.name[len(_PREFIX) :]
+            if harness_pid is None and not is_dead(name):
+                continue  # a live harness's, or one of another pid namespace
+            if harness_pid is not None and pid_of(name) != harness_pid:
                 continue
             children = [c for c in parent.iterdir() if c.is_dir()]
             killed += sum(len(_members(c)) for c in children)

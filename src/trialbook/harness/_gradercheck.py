@@ -5,16 +5,21 @@ task's ``reference/`` must pass (else it rejects a known-good solution), and eve
 must fail (each is a known-bad solution). ``reference/`` and each decoy are laid over a copy of the
 fixture (their files replace or add to the fixture's), so they need hold only what they change.
 
-One decoy is always tried, generated: ``decoy:shadow-stdlib`` lays over the fixture modules named
+Two decoys are always tried, generated. ``decoy:shadow-stdlib`` lays over the fixture modules named
 like the ones a grader imports (``unittest``, ``pytest``, ``json``, ``sitecustomize``, a
-``conftest.py``...) that end the process with exit 0 when imported. A grader that runs its tests
+``conftest.py``...) that end the process with exit 0 when imported: a grader that runs its tests
 with the workspace ahead of the standard library (``python -m unittest`` from the workspace) is
-fooled by it: a false accept.
+fooled by it. ``decoy:exit-on-import`` writes each module the oracle's Python files import from the
+workspace (every top-level name not in the standard library) as one that ends the process with exit
+0 when imported: a grader that judges by the exit code of the process importing the agent's code
+(``python -I -m unittest`` on oracle tests) is fooled by it. Either is a false accept.
 """
 
 from __future__ import annotations
 
+import ast
 import shutil
+import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -85,7 +90,9 @@ class GraderCheck:
 
 
 SHADOW_DECOY = "decoy:shadow-stdlib"
-"""The generated decoy every task is checked against."""
+"""A generated decoy every task is checked against: modules shadowing what a grader imports."""
+EXIT_DECOY = "decoy:exit-on-import"
+"""A generated decoy every task is checked against: the agent's modules exit 0 when imported."""
 
 _SHADOWED = (
     "unittest",
@@ -115,9 +122,38 @@ def _shadow_decoy(workspace: Path) -> None:
             (workspace / name).write_text(_EXIT_0)
 
 
+def _workspace_imports(oracle: Path) -> set[str]:
+    """Top-level modules the oracle's Python files import that are not in the standard library."""
+    names: set[str] = set()
+    for path in oracle.rglob("*.py"):
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.add(node.module.split(".")[0])
+    local = {p.stem for p in oracle.rglob("*.py")}  # the oracle's own helper modules
+    return {n for n in names if n not in sys.stdlib_module_names and n not in local}
+
+
+def _exit_decoy(workspace: Path, oracle: Path) -> None:
+    """Write each workspace module the oracle imports as one that exits 0 when imported."""
+    for name in _workspace_imports(oracle):
+        package = workspace / name
+        if package.is_dir():
+            (package / "__init__.py").write_text(_EXIT_0)
+        else:
+            (workspace / f"{name}.py").write_text(_EXIT_0)
+
+
 def _cases(task: Task) -> list[tuple[str, Path | None, bool]]:
     cases: list[tuple[str, Path | None, bool]] = [("fixture", None, False)]
     cases.append((SHADOW_DECOY, None, False))
+    if _workspace_imports(task.oracle):
+        cases.append((EXIT_DECOY, None, False))
     if (task.dir / "reference").is_dir():
         cases.append(("reference", task.dir / "reference", True))
     decoys = task.dir / "decoys"
@@ -145,6 +181,8 @@ def _judge(
             shutil.copytree(overlay, workspace, symlinks=False, dirs_exist_ok=True)
         if case == SHADOW_DECOY:
             _shadow_decoy(workspace)
+        elif case == EXIT_DECOY:
+            _exit_decoy(workspace, task.oracle)
         passed, _, notes = grade_workspace(
             workspace,
             work,

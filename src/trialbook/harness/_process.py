@@ -301,13 +301,15 @@ behind: bwrap's own init inside the sandbox can outlive the bwrap it reports to 
 def _survivors(token: str, workspace: Path | None, cgroup: Cgroup | None) -> set[int]:
     """Processes of the command still alive once it ended, given a moment to finish exiting."""
     end = time.monotonic() + _SETTLE_S
+    pause = 0.0005  # bwrap's init is usually gone within a millisecond: look again soon, then less often
     while True:
         found = set(find_processes(token, workspace))
         if cgroup is not None:
             found |= {p for p in cgroup.members() if _alive(p)}
         if not found or time.monotonic() >= end:
             return found
-        time.sleep(0.01)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
 
 
 def _run(

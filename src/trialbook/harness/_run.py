@@ -28,6 +28,7 @@ from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._process import sweep
 from trialbook.harness._sandbox import Tier, limit_notes, resolve_tier
 from trialbook.harness._spec import AttemptSpec, Budget
+from trialbook.harness._stamp import is_dead, stamp
 from trialbook.ledger import LedgerStore, RunRecord
 from trialbook.suite import (
     Lock,
@@ -179,21 +180,10 @@ def _check_agent(agent: str) -> None:
 _SCRATCH_PREFIX = "trialbook-run-"
 
 
-def _pid_stamp(pid: int) -> str | None:
-    """``PID-STARTTIME`` of a live process (a pid reused by another process has another stamp)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        return None
-    return f"{pid}-{stat[stat.rindex(b')') + 2 :].split()[19].decode()}"
-
-
 def _make_scratch(run_id: str) -> Path:
     """The run's throwaway folder, named after this harness, with the run id inside: a harness
     killed with SIGKILL leaves it behind for the next run to recognise and clear."""
-    scratch = Path(
-        tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{_pid_stamp(os.getpid())}.")
-    ).resolve()
+    scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{stamp(os.getpid())}.")).resolve()
     (scratch / "run_id").write_text(run_id)
     return scratch
 
@@ -205,10 +195,8 @@ def _clean_stale_runs() -> int:
     removed = 0
     clean_stale()
     for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*"):
-        stamp = folder.name[len(_SCRATCH_PREFIX) :].split(".", 1)[0]
-        pid = stamp.split("-", 1)[0]
-        if not pid.isdigit() or _pid_stamp(int(pid)) == stamp:
-            continue
+        if not is_dead(folder.name[len(_SCRATCH_PREFIX) :].split(".", 1)[0]):
+            continue  # a live harness's, or one of another pid namespace (a container sharing /tmp)
         try:
             run_id = (folder / "run_id").read_text()
         except OSError:

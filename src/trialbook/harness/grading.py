@@ -1,0 +1,170 @@
+"""An oracle test runner that a workspace cannot talk into a pass: ``python -I -m
+trialbook.harness.grading ORACLE_DIR``.
+
+A grader that runs ``python -m unittest`` on oracle tests which import the agent's modules shares its
+process with the agent's code, and judges by that process's exit code: a module that calls
+``os._exit(0)`` when imported (or from an ``atexit`` handler after the tests failed) passes every test
+it never ran. This runner keeps the verdict out of that process. It
+
+1. reads the test names from the oracle's ``test_*.py`` files without importing them (their classes
+   deriving from ``TestCase`` and their ``test*`` methods);
+2. runs them with :mod:`unittest` in a child process (the oracle folder as top level; the workspace,
+   the current directory, importable only where the tests put it), which reports each test's
+   outcome on a pipe as it finishes;
+3. passes (exit 0) only if the child reported the end of its run and exited 0, reported every named
+   test as passed and none as failed, in error or skipped.
+
+So workspace code that exits early, exits 0 after failures or prints a fake "OK" fails. What it
+cannot stop is workspace code that changes the tests or the runner inside the child (patching
+``TestCase.assertEqual``, or writing this pipe's protocol itself): the child runs the agent's code,
+and a process cannot defend itself against code it runs. A verdict no workspace code can reach needs
+the comparison done where that code never runs (docs/harness.md, "Graders").
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["expected_tests", "main"]
+
+_CHILD = r"""
+import json, os, sys, unittest
+
+oracle, fd = sys.argv[1], int(sys.argv[2])
+channel = os.fdopen(fd, "w", buffering=1)
+
+def say(kind, test):
+    channel.write(json.dumps({kind: test.id()}) + "\n")
+
+class Reporting(unittest.TextTestResult):
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        say("ok", test)
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        say("fail", test)
+    def addError(self, test, err):
+        super().addError(test, err)
+        say("fail", test)
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        say("fail", test)
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        say("fail", test)
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        say("fail", test)
+
+tests = unittest.TestLoader().discover(oracle, pattern="test_*.py", top_level_dir=oracle)
+result = unittest.TextTestRunner(resultclass=Reporting, verbosity=2).run(tests)
+channel.write(json.dumps({"end": result.testsRun}) + "\n")
+channel.close()
+sys.exit(0 if result.wasSuccessful() else 1)
+"""
+
+
+def _is_test_case(base: ast.expr) -> bool:
+    name = base.attr if isinstance(base, ast.Attribute) else getattr(base, "id", "")
+    return name in ("TestCase", "IsolatedAsyncioTestCase")
+
+
+def expected_tests(oracle: Path) -> set[str]:
+    """Ids (``module.Class.method``) of the tests in ``oracle``'s ``test_*.py`` files, read without
+    importing them: methods named ``test*`` of classes deriving from ``TestCase``."""
+    found: set[str] = set()
+    for path in sorted(oracle.glob("test_*.py")):
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and any(_is_test_case(b) for b in node.bases):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                        item.name.startswith("test")
+                    ):
+                        found.add(f"{path.stem}.{node.name}.{item.name}")
+    return found
+
+
+def _verdict(expected: set[str], lines: list[str], code: int) -> tuple[bool, str]:
+    passed: set[str] = set()
+    failed: set[str] = set()
+    ended = False
+    for line in lines:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False, "the test process wrote something else on its result pipe"
+        if not isinstance(message, dict) or len(message) != 1:
+            return False, "the test process wrote something else on its result pipe"
+        ((kind, value),) = message.items()
+        if kind == "ok" and isinstance(value, str):
+            passed.add(value)
+        elif kind == "fail" and isinstance(value, str):
+            failed.add(value)
+        elif kind == "end" and not ended:
+            ended = True
+        else:
+            return False, "the test process wrote something else on its result pipe"
+    if not ended:
+        return False, f"the test process ended (exit {code}) before its tests had run"
+    if failed:
+        return False, f"{len(failed)} test(s) failed: {', '.join(sorted(failed)[:5])}"
+    if missing := expected - passed:
+        return False, f"{len(missing)} test(s) never ran: {', '.join(sorted(missing)[:5])}"
+    if code != 0:
+        return False, f"the test process exited with {code}"
+    if not passed:
+        return False, "no test ran"
+    return True, f"{len(passed)} test(s) passed"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the oracle tests in ``argv[0]`` against the current directory; 0 when all passed."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or not Path(args[0]).is_dir():
+        print("usage: python -I -m trialbook.harness.grading ORACLE_DIR", file=sys.stderr)
+        return 2
+    oracle = Path(args[0]).resolve()
+    try:
+        expected = expected_tests(oracle)
+    except (OSError, SyntaxError, ValueError) as exc:
+        print(f"grading: cannot read the oracle tests: {exc}", file=sys.stderr)
+        return 2
+    if not expected:
+        print(f"grading: no unittest tests in {oracle}/test_*.py", file=sys.stderr)
+        return 2
+    read_end, write_end = os.pipe()
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-I", "-c", _CHILD, str(oracle), str(write_end)],
+            pass_fds=(write_end,),
+            stdin=subprocess.DEVNULL,
+        )
+    finally:
+        os.close(write_end)
+    with os.fdopen(read_end, "rb") as channel:
+        # bounded: a test process that floods the pipe fails, it cannot exhaust this one's memory
+        raw = channel.read(1 << 20)
+        flooded = bool(channel.read(1))
+    if flooded:
+        child.kill()
+    code = child.wait()
+    if flooded:
+        ok, why = False, "the test process wrote more than 1 MiB on its result pipe"
+    else:
+        try:
+            lines = raw.decode().splitlines()
+        except UnicodeDecodeError:
+            lines = ["not text"]
+        ok, why = _verdict(expected, lines, code)
+    print(f"grading: {'PASS' if ok else 'FAIL'}: {why}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The oracle test runner (trialbook.harness.grading) against workspaces that try to pass without
+doing the task: exiting 0 on import, exiting 0 after the tests failed, printing a fake result."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trialbook.harness.grading import expected_tests
+
+TEST = """import os
+import sys
+import unittest
+
+sys.path.append(os.getcwd())
+
+from m import f  # noqa: E402
+
+
+class T(unittest.TestCase):
+    def test_one(self):
+        self.assertEqual(f(1), 2)
+
+    def test_two(self):
+        self.assertEqual(f(2), 4)
+
+    def helper(self):
+        pass
+
+
+class NotATest:
+    def test_ignored(self):
+        pass
+"""
+
+
+def _grade(tmp_path: Path, module: str) -> tuple[int, str]:
+    oracle, workspace = tmp_path / "oracle", tmp_path / "ws"
+    oracle.mkdir()
+    workspace.mkdir()
+    (oracle / "test_m.py").write_text(TEST)
+    (workspace / "m.py").write_text(module)
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "trialbook.harness.grading", str(oracle)],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+
+
+def test_the_tests_are_named_without_importing_them(tmp_path: Path) -> None:
+    (tmp_path / "test_m.py").write_text(TEST + "\nraise SystemExit('imported')\n")
+    assert expected_tests(tmp_path) == {"test_m.T.test_one", "test_m.T.test_two"}
+
+
+def test_a_correct_module_passes(tmp_path: Path) -> None:
+    code, last = _grade(tmp_path, "def f(x):\n    return 2 * x\n")
+    assert (code, last) == (0, "grading: PASS: 2 test(s) passed")
+
+
+def test_a_wrong_module_fails(tmp_path: Path) -> None:
+    code, last = _grade(tmp_path, "def f(x):\n    return x + 1\n")  # right for 1, wrong for 2
+    assert code == 1
+    assert last == "grading: FAIL: 1 test(s) failed: test_m.T.test_two"
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "import os\nos._exit(0)\n",
+        "import sys\nsys.exit(0)\n",
+        "print('Ran 2 tests in 0.001s\\n\\nOK')\nimport os\nos._exit(0)\n",
+    ],
+    ids=["os._exit on import", "sys.exit on import", "fake output then exit"],
+)
+def test_a_module_that_ends_the_process_when_imported_fails(tmp_path: Path, module: str) -> None:
+    code, last = _grade(tmp_path, module)
+    assert code == 1
+    assert last.startswith("grading: FAIL: "), last
+
+
+def test_a_module_that_exits_0_after_the_tests_failed_fails(tmp_path: Path) -> None:
+    module = "import atexit, os\natexit.register(os._exit, 0)\n\ndef f(x):\n    return 0\n"
+    code, last = _grade(tmp_path, module)
+    assert code == 1
+    assert last == "grading: FAIL: 2 test(s) failed: test_m.T.test_one, test_m.T.test_two"
+
+
+def test_an_oracle_without_tests_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "trialbook.harness.grading", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "no unittest tests" in done.stderr
