@@ -9,9 +9,18 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from trialbook.ledger._provenance import Provenance, SourceFile
 from trialbook.ledger._table import Ledger
 
-__all__ = ["RUN_EVENTS", "RunRecord", "RunStatus", "now", "record_from_rows", "run_values"]
+__all__ = [
+    "RUN_EVENTS",
+    "RunRecord",
+    "RunStatus",
+    "now",
+    "record_from_rows",
+    "record_from_stored",
+    "run_values",
+]
 
 RUN_EVENTS = ("started", "resumed", "finished", "interrupted")
 
@@ -37,6 +46,21 @@ class RunRecord:
     """Why this run repeats an earlier one (a deliberate re-run is a new run, never an overwrite)."""
     origin: str | None = None
     """``trialbook run``, or ``import FILE``."""
+    source: str | None = None
+    """An imported run's source (the importer's name, e.g. ``tau-bench``); None for our own."""
+    source_version: str | None = None
+    """The source's version where its files say it."""
+    source_files: tuple[SourceFile, ...] = ()
+    """The files the import read, with their content hashes (JSON in the store)."""
+    source_notes: tuple[str, ...] = ()
+    """What the source dropped or cannot know; printed by every scorecard of the run."""
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """The run's source as a :class:`Provenance`, or None for a run of our own."""
+        if self.source is None:
+            return None
+        return Provenance(self.source, self.source_version, self.source_files, self.source_notes)
 
 
 @dataclass(frozen=True)
@@ -59,6 +83,12 @@ def now() -> str:
 def run_values(run: RunRecord) -> dict[str, object]:
     values = {f.name: getattr(run, f.name) for f in fields(RunRecord)}
     values["seeds"] = None if run.seeds is None else json.dumps(list(run.seeds))
+    values["source_files"] = (
+        json.dumps([{"path": f.path, "sha256": f.sha256} for f in run.source_files])
+        if run.source_files
+        else None
+    )
+    values["source_notes"] = json.dumps(list(run.source_notes)) if run.source_notes else None
     values["started_at"] = run.started_at or now()
     return values
 
@@ -90,4 +120,34 @@ def record_from_rows(ledger: Ledger, run: str, origin: str) -> RunRecord:
         sandbox=agreed_text("sandbox"),
         started_at=min(started) if started else now(),
         origin=origin,
+        **_source_fields(ledger.source_of(run)),
+    )
+
+
+def _source_fields(p: Provenance | None) -> dict[str, object]:
+    if p is None:
+        return {}
+    return {
+        "source": p.source,
+        "source_version": p.source_version,
+        "source_files": p.files,
+        "source_notes": p.notes,
+    }
+
+
+def record_from_stored(data: dict[str, object]) -> RunRecord:
+    """A run record from a row of the runs table (JSON columns decoded; columns an older schema
+    lacks are absent from ``data`` and take their defaults)."""
+    seeds = data.pop("seeds", None)
+    files = data.pop("source_files", None)
+    notes = data.pop("source_notes", None)
+    return RunRecord(
+        **data,  # type: ignore[arg-type]
+        seeds=None if seeds is None else tuple(json.loads(str(seeds))),
+        source_files=tuple(
+            SourceFile(str(f["path"]), str(f["sha256"])) for f in json.loads(str(files))
+        )
+        if files
+        else (),
+        source_notes=tuple(json.loads(str(notes))) if notes else (),
     )

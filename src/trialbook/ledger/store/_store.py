@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from trialbook.errors import LedgerError, Problem
-from trialbook.ledger._fields import FIELDS
+from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE
 from trialbook.ledger._paths import ledger_file_problem
+from trialbook.ledger._provenance import Provenance
 from trialbook.ledger._rows import inexact, ledger_from_rows, ledger_tuples
 from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import DTYPE, Ledger, factorize, unrecorded
@@ -36,6 +37,7 @@ from trialbook.ledger.store._records import (
     RunStatus,
     now,
     record_from_rows,
+    record_from_stored,
     run_values,
 )
 from trialbook.ledger.store._schema import MIGRATIONS, SCHEMA_VERSION, statements
@@ -350,12 +352,12 @@ class LedgerStore:
     def runs(self) -> list[RunStatus]:
         """Every run with its latest event and attempt counts, in order of creation."""
         out: list[RunStatus] = []
-        names = [f.name for f in fields(RunRecord)]
+        # a store of an older schema, read without migrating, lacks the newer run columns
+        present = {r[1] for r in self._conn.execute("PRAGMA table_info(runs)")}
+        names = [f.name for f in fields(RunRecord) if f.name in present]
         rows = self._conn.execute(f"SELECT {', '.join(names)} FROM runs ORDER BY rowid").fetchall()
         for row in rows:
-            data = dict(zip(names, row, strict=True))
-            seeds = data.pop("seeds")
-            record = RunRecord(**data, seeds=None if seeds is None else tuple(json.loads(seeds)))
+            record = record_from_stored(dict(zip(names, row, strict=True)))
             last = self._conn.execute(
                 "SELECT event, at FROM run_events WHERE run_id = ? ORDER BY id DESC LIMIT 1",
                 (record.run_id,),
@@ -376,6 +378,21 @@ class LedgerStore:
                     starts=int(starts),
                 )
             )
+        return out
+
+    def _provenance(self) -> dict[str, Provenance]:
+        """The source of every imported run (none in a store of a schema before 5)."""
+        present = {r[1] for r in self._conn.execute("PRAGMA table_info(runs)")}
+        if "source" not in present:
+            return {}
+        names = ["run_id", "source", "source_version", "source_files", "source_notes"]
+        out: dict[str, Provenance] = {}
+        for row in self._conn.execute(
+            f"SELECT {', '.join(names)} FROM runs WHERE source IS NOT NULL ORDER BY rowid"
+        ):
+            record = record_from_stored(dict(zip(names, row, strict=True)))
+            if record.provenance is not None:
+                out[record.run_id] = record.provenance
         return out
 
     def run(self, run_id: str) -> RunStatus | None:
@@ -443,9 +460,21 @@ class LedgerStore:
             else:
                 if f.kind == "int" and not f.required and (bad := inexact(f.name, col, ids, src)):
                     raise LedgerError(bad)
+                if f.required and f.name in NOT_RECORDABLE:
+                    # NULL: not recorded by the source (the table's CHECK holds not_recorded to it)
+                    fill = math.nan if f.kind == "float" else 0
+                    col = [fill if v is None else v for v in col]
                 # None (not recorded) becomes NaN in a float column; required ones hold none
                 values[f.name] = np.array(col, dtype=DTYPE[f.kind] if f.required else np.float64)
-        ledger = Ledger(source=str(self.path), lines=ids, values=values, codes=codes, labels=labels)
+        provenance = self._provenance()
+        ledger = Ledger(
+            source=str(self.path),
+            lines=ids,
+            values=values,
+            codes=codes,
+            labels=labels,
+            provenance=provenance,
+        )
         problems = check_rules(ledger)
         if problems:
             raise LedgerError(problems)
