@@ -37,6 +37,7 @@ __all__ = [
     "NOT_RECORDABLE",
     "REQUIRED",
     "STATUSES",
+    "SourceFile",
     "ExportFormat",
     "Field",
     "Format",

@@ -100,7 +100,7 @@ FIELDS: tuple[Field, ...] = (
         "str",
         False,
         "imported runs only: the required fields the source did not record, comma-separated "
-        "(each then null in the row, never a made-up value); constant within a run",
+        "(each then null in the row, never a made-up value)",
     ),
 )
 

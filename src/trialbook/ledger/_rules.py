@@ -266,7 +266,6 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
     constant_within(run_group, "system", "run")
     constant_within(run_group, "dataset_id", "run")
     constant_within(run_group, "graded_after_timeout", "run")
-    constant_within(run_group, "not_recorded", "run")
     run_task = _group_key(run_group, task)
     constant_within(run_task, "weight", "task of a run")
     constant_within(run_task, "stratum", "task of a run")
