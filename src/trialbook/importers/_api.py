@@ -55,12 +55,15 @@ def imported_ledger(runs: Sequence[ImportedRun], source: str) -> Ledger:
 def source_for(path: Path, source: str | None) -> str | None:
     """The importer to read ``path`` with: ``source`` if given (a ledger format name means none);
     else None for a ledger file (.db, .jsonl, .csv), else the one importer that recognises it.
-    A file nothing recognises is an ArgumentError asking for the source."""
+    A .json or .eval file nothing recognises is an ArgumentError asking for the source; any other
+    is left to the ledger reader (which names the suffixes it reads)."""
     if source is not None:
         return None if source in LEDGER_SOURCES else get_importer(source).name
     if format_of(path) is not None:
         return None
     found = detect_source(path)
+    if found is None and path.suffix.lower() not in (".json", ".eval"):
+        return None  # read as a ledger, whose reader names the suffixes it reads
     if found is None:
         raise ArgumentError(
             f"{path}: not a ledger (.db, .jsonl, .csv) and no importer recognises it; name its "

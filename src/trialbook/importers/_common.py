@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from datetime import datetime
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,10 @@ __all__ = [
     "expand",
     "fail",
     "head",
-    "seconds_between",
     "load_json",
     "raise_problems",
     "records",
+    "seconds_between",
     "show",
     "source_file",
 ]
@@ -96,7 +96,9 @@ def load_json(path: Path) -> Any:
     try:
         return json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as exc:
-        raise fail(path, f"not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+        raise fail(
+            path, f"not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}"
+        ) from None
     except (ValueError, RecursionError) as exc:
         raise fail(path, f"not valid JSON: {exc}") from None
 
@@ -148,7 +150,11 @@ class Record:
         value = self._get(name, required)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             self._add(name, f"expected a number, got {show(value)}")
             return None
         if low is not None and value < low:

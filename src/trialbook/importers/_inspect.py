@@ -81,7 +81,9 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
     to_float = value_to_float()
     try:
         header = log_module.read_eval_log(path, header_only=True)
-    except Exception as exc:  # inspect-ai raises many kinds for a broken log; each is the file's fault
+    except (
+        Exception
+    ) as exc:  # inspect-ai raises many kinds for a broken log; each is the file's fault
         raise fail(path, f"not a readable Inspect log: {_reason(exc)}") from None
     config = header.eval.config
     epochs = config.epochs or 1
@@ -91,7 +93,8 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
     scorer = options.scorer
     if scorer is None and len(scorers) > 1:
         raise ArgumentError(
-            f"{path}: the log has several scorers ({', '.join(scorers)}): name one", argument="scorer"
+            f"{path}: the log has several scorers ({', '.join(scorers)}): name one",
+            argument="scorer",
         )
     if scorer is not None and scorers and scorer not in scorers:
         raise ArgumentError(
@@ -129,8 +132,12 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
                     number = float(to_float(value))
                 except (TypeError, ValueError):
                     problems.append(
-                        Problem(0, f"{where}: field 'scores.{name}.value': not a score Inspect can "
-                                f"reduce: {show(value)}", str(path))
+                        Problem(
+                            0,
+                            f"{where}: field 'scores.{name}.value': not a score Inspect can "
+                            f"reduce: {show(value)}",
+                            str(path),
+                        )
                     )
                     continue
                 if math.isnan(number):
@@ -156,10 +163,14 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
             retries += tries
             usage = list((sample.model_usage or {}).values())
             tokens_in = sum(
-                u.input_tokens + (u.input_tokens_cache_read or 0) + (u.input_tokens_cache_write or 0)
+                u.input_tokens
+                + (u.input_tokens_cache_read or 0)
+                + (u.input_tokens_cache_write or 0)
                 for u in usage
             )
-            cache = [u.input_tokens_cache_read for u in usage if u.input_tokens_cache_read is not None]
+            cache = [
+                u.input_tokens_cache_read for u in usage if u.input_tokens_cache_read is not None
+            ]
             costs = [u.total_cost for u in usage]
             rows.append(
                 attempt_row(
@@ -188,7 +199,9 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
             )
     except TrialbookError:
         raise
-    except Exception as exc:  # a truncated member, a sample the model cannot parse: the file's fault
+    except (
+        Exception
+    ) as exc:  # a truncated member, a sample the model cannot parse: the file's fault
         raise fail(path, f"not a readable Inspect log: {_reason(exc)}") from None
     raise_problems(problems)
     if not rows:

@@ -71,7 +71,11 @@ class SweBench:
             doc = load_json(path)
             if isinstance(doc, Mapping) and "total_instances" in doc:
                 runs.append(_report(path, doc, options))
-            elif isinstance(doc, Mapping) and doc and all(isinstance(v, Mapping) for v in doc.values()):
+            elif (
+                isinstance(doc, Mapping)
+                and doc
+                and all(isinstance(v, Mapping) for v in doc.values())
+            ):
                 runs.extend(_leaderboard(path, doc, options))
             else:
                 raise fail(
@@ -108,7 +112,9 @@ def _rows(
             status_of.setdefault(iid, (status, name))
     both = set(lists.get("resolved_ids", [])) & set(lists.get("unresolved_ids", []))
     if both:
-        rec.problem(f"{len(both)} instance(s) are both resolved and unresolved, e.g. {sorted(both)[0]!r}")
+        rec.problem(
+            f"{len(both)} instance(s) are both resolved and unresolved, e.g. {sorted(both)[0]!r}"
+        )
     if len(status_of) != total:
         rec.problem(
             f"the id lists name {len(status_of)} distinct instances, but the denominator is {total}"
@@ -126,7 +132,9 @@ def _rows(
                 k_budget=1,
                 passed=status == "passed",
                 status=status,
-                error=None if name in ("resolved_ids", "unresolved_ids") else name.removesuffix("_ids"),
+                error=None
+                if name in ("resolved_ids", "unresolved_ids")
+                else name.removesuffix("_ids"),
             )
         )
     notes = [

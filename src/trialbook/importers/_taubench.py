@@ -19,8 +19,8 @@ from trialbook.errors import Problem
 from trialbook.importers._base import ImportedRun, ImportOptions
 from trialbook.importers._common import (
     attempt_row,
-    head,
     expand,
+    head,
     load_json,
     raise_problems,
     records,
@@ -65,7 +65,9 @@ def _read_one(path: Path, options: ImportOptions) -> ImportedRun:
     doc = load_json(path)
     problems: list[Problem] = []
     if not isinstance(doc, list) or not doc:
-        problems.append(Problem(0, "expected a non-empty JSON list of trials (tau-bench results)", str(path)))
+        problems.append(
+            Problem(0, "expected a non-empty JSON list of trials (tau-bench results)", str(path))
+        )
         raise_problems(problems)
     parsed = []
     for rec in records(doc, path, problems):

@@ -136,7 +136,10 @@ def _parse(path: Path) -> _File:
         if "is_resolved" not in rec.data:
             rec.problem("missing", "is_resolved")
         mode = rec.text("failure_mode", required=False)
-        tokens = [rec.integer(n, required=False, low=0) for n in ("total_input_tokens", "total_output_tokens")]
+        tokens = [
+            rec.integer(n, required=False, low=0)
+            for n in ("total_input_tokens", "total_output_tokens")
+        ]
         stamps = {
             n: rec.text(n, required=False)
             for n in ("trial_started_at", "trial_ended_at", "agent_started_at", "agent_ended_at")
@@ -182,7 +185,9 @@ def _run(files: list[_File], options: ImportOptions, *, pooled: bool) -> Importe
         )
         ks = {t.of for t in files[0].trials}
         if len(ks) > 1:
-            raise fail(files[0].path, f"trial names give several budgets ({sorted(ks)}): one run has one k")
+            raise fail(
+                files[0].path, f"trial names give several budgets ({sorted(ks)}): one run has one k"
+            )
         k = ks.pop()
         trials = [(t, t.index) for t in files[0].trials]
     rows = []
@@ -211,7 +216,9 @@ def _run(files: list[_File], options: ImportOptions, *, pooled: bool) -> Importe
                 tokens_in=t.tokens_in,
                 tokens_out=t.tokens_out,
                 started_at=t.started,
-                finished_at=t.finished if t.started is None or seconds_between(t.started, t.finished) is not None else None,
+                finished_at=t.finished
+                if t.started is None or seconds_between(t.started, t.finished) is not None
+                else None,
                 graded_after_timeout=True,
             )
         )
@@ -229,7 +236,12 @@ def _run(files: list[_File], options: ImportOptions, *, pooled: bool) -> Importe
         )
     for f in files:
         if f.accuracy is not None or f.pass_at_k:
-            stored = ", ".join(f"pass@{k} {v:g}" for k, v in sorted(f.pass_at_k.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0))
+            stored = ", ".join(
+                f"pass@{k} {v:g}"
+                for k, v in sorted(
+                    f.pass_at_k.items(), key=lambda kv: int(kv[0]) if kv[0].isdigit() else 0
+                )
+            )
             figure = f"accuracy {f.accuracy:g}" if f.accuracy is not None else ""
             notes.append(
                 f"{f.path.name} stores the harness's own figures: "

@@ -106,6 +106,12 @@ FIELDS: tuple[Field, ...] = (
 
 FIELD_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
 REQUIRED: tuple[str, ...] = tuple(f.name for f in FIELDS if f.required)
-NOT_RECORDABLE: tuple[str, ...] = ("timeout_s", "elapsed_s", "timed_out", "helper_calls", "oracle_leak")
+NOT_RECORDABLE: tuple[str, ...] = (
+    "timeout_s",
+    "elapsed_s",
+    "timed_out",
+    "helper_calls",
+    "oracle_leak",
+)
 """The required fields an imported run may leave unrecorded (its source never recorded them), when it
 names them in ``not_recorded``. The others (task, attempt index, budget, passed) every source has."""

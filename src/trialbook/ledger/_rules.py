@@ -177,10 +177,10 @@ def check_rules(ledger: Ledger) -> list[Problem]:
     wrong_nr: dict[int, str] = {}
     for j, text in enumerate(nr_labels):
         parts = [p.strip() for p in text.split(",")]
-        bad = [p for p in parts if p not in NOT_RECORDABLE]
-        if bad:
+        outside = [p for p in parts if p not in NOT_RECORDABLE]
+        if outside:
             wrong_nr[j] = (
-                f"field 'not_recorded': {', '.join(repr(b) for b in bad)} cannot be left "
+                f"field 'not_recorded': {', '.join(repr(b) for b in outside)} cannot be left "
                 f"unrecorded (only {', '.join(NOT_RECORDABLE)} may be)"
             )
     if wrong_nr:
@@ -191,7 +191,9 @@ def check_rules(ledger: Ledger) -> list[Problem]:
             listed = ledger.unrecorded_mask(name)
             add(
                 listed & ~np.isnan(col),
-                lambda i, n=name: f"contradiction: field {n!r} has a value but 'not_recorded' names it",
+                lambda i, n=name: (
+                    f"contradiction: field {n!r} has a value but 'not_recorded' names it"
+                ),
             )
             add(
                 ~listed & np.isnan(col),

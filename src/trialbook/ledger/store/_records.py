@@ -106,6 +106,7 @@ def record_from_rows(ledger: Ledger, run: str, origin: str) -> RunRecord:
         return float(col[0]) if col.size == 1 and not math.isnan(col[0]) else None
 
     k = agreed_number("k_budget")
+    p = ledger.source_of(run)
     started = [s for s in rows.text("started_at").tolist() if s is not None]
     return RunRecord(
         run_id=run,
@@ -120,19 +121,11 @@ def record_from_rows(ledger: Ledger, run: str, origin: str) -> RunRecord:
         sandbox=agreed_text("sandbox"),
         started_at=min(started) if started else now(),
         origin=origin,
-        **_source_fields(ledger.source_of(run)),
+        source=None if p is None else p.source,
+        source_version=None if p is None else p.source_version,
+        source_files=() if p is None else p.files,
+        source_notes=() if p is None else p.notes,
     )
-
-
-def _source_fields(p: Provenance | None) -> dict[str, object]:
-    if p is None:
-        return {}
-    return {
-        "source": p.source,
-        "source_version": p.source_version,
-        "source_files": p.files,
-        "source_notes": p.notes,
-    }
 
 
 def record_from_stored(data: dict[str, object]) -> RunRecord:

@@ -146,6 +146,7 @@ ALTER TABLE attempts ADD COLUMN "graded_after_timeout" INTEGER
     CHECK ("graded_after_timeout" IS NULL OR ("graded_after_timeout" IN (0, 1)));
 """
 
+
 # Schema 5: imported runs. A source may not record some required fields (a timeout, an elapsed
 # time): those columns become nullable, allowed NULL only where the row's not_recorded names them
 # (SQLite cannot drop NOT NULL in place, so the table is rebuilt, ids kept, inside the migration's
@@ -153,7 +154,7 @@ ALTER TABLE attempts ADD COLUMN "graded_after_timeout" INTEGER
 # its version, the files read with their hashes, and the notes every scorecard of the run prints.
 def _may_be_unrecorded(name: str) -> str:
     return (
-        f'("{name}" IS NOT NULL OR instr(\',\' || coalesce("not_recorded", \'\') || \',\', '
+        f"(\"{name}\" IS NOT NULL OR instr(',' || coalesce(\"not_recorded\", '') || ',', "
         f"',{name},') > 0)"
     )
 

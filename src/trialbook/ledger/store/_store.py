@@ -463,7 +463,7 @@ class LedgerStore:
                 if f.required and f.name in NOT_RECORDABLE:
                     # NULL: not recorded by the source (the table's CHECK holds not_recorded to it)
                     fill = math.nan if f.kind == "float" else 0
-                    col = [fill if v is None else v for v in col]
+                    col = tuple(fill if v is None else v for v in col)
                 # None (not recorded) becomes NaN in a float column; required ones hold none
                 values[f.name] = np.array(col, dtype=DTYPE[f.kind] if f.required else np.float64)
         provenance = self._provenance()
