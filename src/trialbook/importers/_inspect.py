@@ -259,6 +259,18 @@ def _stamp(value: object) -> str | None:
 
 
 def _reason(exc: BaseException) -> str:
+    """One line: for a log that breaks Inspect's schema (pydantic), the first field at fault."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            found = errors()
+        except Exception:  # not pydantic's errors(): fall back to the message
+            found = None
+        if found:
+            first = found[0]
+            where = ".".join(str(part) for part in first.get("loc", ()))
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            return f"field {where!r}: {first.get('msg', 'invalid')}{more}"
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:120]}" if text else type(exc).__name__
 

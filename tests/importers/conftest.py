@@ -1,0 +1,55 @@
+"""Small source files of each kind, written the way their producers write them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def tau_bench(outcomes: dict[int, Sequence[float]]) -> list[dict[str, Any]]:
+    """tau-bench's results list: {task_id: [reward per trial]}."""
+    return [
+        {"task_id": t, "trial": i, "reward": r, "info": {"source": "user"}, "traj": []}
+        for t, rewards in outcomes.items()
+        for i, r in enumerate(rewards)
+    ]
+
+
+def terminal_bench(outcomes: dict[str, Sequence[bool | None]], **extra: Any) -> dict[str, Any]:
+    """A Terminal-Bench results.json: {task: [is_resolved per trial]}."""
+    results = []
+    for task, seq in outcomes.items():
+        for i, resolved in enumerate(seq, 1):
+            results.append(
+                {
+                    "trial_name": f"{task}.{i}-of-{len(seq)}",
+                    "task_id": task,
+                    "is_resolved": resolved,
+                    "failure_mode": "unset" if resolved is not None else "parse_error",
+                    "total_input_tokens": 100,
+                    "total_output_tokens": 10,
+                    **extra,
+                }
+            )
+    return {"results": results, "accuracy": None}
+
+
+def swe_report(resolved: list[str], unresolved: list[str], **lists: list[str]) -> dict[str, Any]:
+    """A SWE-bench run report (schema 2)."""
+    total = len(resolved) + len(unresolved) + sum(len(v) for v in lists.values())
+    return {
+        "total_instances": total,
+        "resolved_ids": resolved,
+        "unresolved_ids": unresolved,
+        "error_ids": [],
+        "empty_patch_ids": [],
+        "schema_version": 2,
+        **lists,
+    }
+
+
+def write(path: Path, doc: Any) -> Path:
+    path.write_text(json.dumps(doc))
+    return path
