@@ -43,7 +43,8 @@ def test_tau_bench_gpt4o_airline_pass_hat_k() -> None:
         "oracle_leak",
     }
     assert all(v == 200 for v in run.not_recorded.values())
-    assert math.isnan(run.effort.timeout_rate) and math.isnan(run.effort.mean_elapsed_s)
+    assert math.isnan(run.effort.timeout_rate)
+    assert math.isnan(run.effort.mean_elapsed_s)
     assert all(t.timeouts is None for t in run.per_task)
 
 
@@ -76,7 +77,8 @@ def test_terminal_bench_stored_pass_at_k_and_accuracy(folder: str) -> None:
         1 for r in doc["results"] if r["failure_mode"] == "agent_timeout" and r["is_resolved"]
     )
     assert run.passes_after_timeout == after
-    assert "timeout_s" in run.not_recorded and "timed_out" not in run.not_recorded
+    assert "timeout_s" in run.not_recorded
+    assert "timed_out" not in run.not_recorded
 
 
 def test_terminal_bench_droid_five_single_attempt_runs() -> None:
@@ -124,9 +126,12 @@ def test_inspect_reducers_through_the_importer() -> None:
     assert run.mean_score.estimate == pytest.approx(0.58, abs=1e-9)
     # the log's time_limit=60 (flaky_task.py) is the timeout; tokens 12 in / 3 out per sample
     # (its mock output), and Inspect priced nothing: cost not measured
-    assert "timeout_s" not in run.not_recorded and "elapsed_s" not in run.not_recorded
-    assert run.cost.tokens_in.value == 12 * 100 and run.cost.tokens_out.value == 3 * 100
-    assert run.cost.total_cost.value is None and run.cost.total_cost.known_attempts == 0
+    assert "timeout_s" not in run.not_recorded
+    assert "elapsed_s" not in run.not_recorded
+    assert run.cost.tokens_in.value == 12 * 100
+    assert run.cost.tokens_out.value == 3 * 100
+    assert run.cost.total_cost.value is None
+    assert run.cost.total_cost.known_attempts == 0
 
 
 SWE = ("realdata", "swe-bench-verified", "mini-swe-agent-4-systems.json")

@@ -27,9 +27,11 @@ def refused(tmp_path: Path, source: str, *paths: Path) -> list[str]:
     result = run("import", source, *map(str, paths), "--ledger", str(db))
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
-    assert not db.exists() and not Path(str(db) + "-wal").exists()
+    assert not db.exists()
+    assert not Path(str(db) + "-wal").exists()
     lines = [line for line in result.output.splitlines() if line]
-    assert lines and all(line.startswith("trialbook: error: ") for line in lines), lines
+    assert lines
+    assert all(line.startswith("trialbook: error: ") for line in lines), lines
     return lines
 
 
@@ -55,7 +57,8 @@ def test_truncated(tmp_path: Path, source: str) -> None:
     path = tmp_path / "cut.json"
     path.write_text(text[: len(text) // 2])
     (line,) = refused(tmp_path, source, path)
-    assert str(path) in line and "not valid JSON (line 1, column" in line
+    assert str(path) in line
+    assert "not valid JSON (line 1, column" in line
 
 
 @pytest.mark.parametrize(
@@ -149,10 +152,12 @@ def test_inspect_truncated_and_foreign(tmp_path: Path) -> None:
     cut = tmp_path / "cut.eval"
     cut.write_bytes(real.read_bytes()[: real.stat().st_size // 2])
     (line,) = refused(tmp_path, "inspect", cut)
-    assert str(cut) in line and "not a readable Inspect log" in line
+    assert str(cut) in line
+    assert "not a readable Inspect log" in line
     fake = write(tmp_path / "fake.json", {"results": []})
     (line,) = refused(tmp_path, "inspect", fake)
-    assert str(fake) in line and "not a readable Inspect log" in line
+    assert str(fake) in line
+    assert "not a readable Inspect log" in line
 
 
 def test_inspect_wrong_type_and_missing_key_in_a_json_log(tmp_path: Path) -> None:
@@ -165,12 +170,14 @@ def test_inspect_wrong_type_and_missing_key_in_a_json_log(tmp_path: Path) -> Non
     doc["samples"][3]["epoch"] = "two"
     bad = write(tmp_path / "bad.json", doc)
     (line,) = refused(tmp_path, "inspect", bad)
-    assert str(bad) in line and "epoch" in line
+    assert str(bad) in line
+    assert "epoch" in line
     doc = json.loads(good.read_text())
     del doc["eval"]
     missing = write(tmp_path / "missing.json", doc)
     (line,) = refused(tmp_path, "inspect", missing)
-    assert str(missing) in line and "eval" in line
+    assert str(missing) in line
+    assert "eval" in line
 
 
 def test_inspect_folder_of_mixed_files(tmp_path: Path) -> None:

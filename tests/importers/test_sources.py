@@ -35,8 +35,10 @@ def test_tau_bench_success_band_and_exceptions(tmp_path: Path) -> None:
     rows = list(ledger_rows(ledger))
     # within 1e-6 of 1 passes (tau-bench's band); 1 - 2e-6 does not
     assert [r["passed"] for r in rows] == [True, True, False, False]
-    assert rows[3]["status"] == "infra_error" and rows[3]["error"] == "openai.APIConnectionError"
-    assert rows[0]["timeout_s"] is None and rows[0]["elapsed_s"] is None
+    assert rows[3]["status"] == "infra_error"
+    assert rows[3]["error"] == "openai.APIConnectionError"
+    assert rows[0]["timeout_s"] is None
+    assert rows[0]["elapsed_s"] is None
     (counted,) = score_ledger(ledger).runs
     (dropped,) = score_ledger(ledger, options=ScoreOptions(drop_infra_errors=True)).runs
     # tau-bench's own figure counts the exception a failure: 2 passes of 4; dropped: 2 of 3
@@ -73,14 +75,18 @@ def test_terminal_bench_timeouts_null_resolved_and_zero_tokens(tmp_path: Path) -
         "failed",
         "failed",
     ]
-    assert rows[0]["timed_out"] and rows[0]["passed"] and rows[0]["graded_after_timeout"]
+    assert rows[0]["timed_out"]
+    assert rows[0]["passed"]
+    assert rows[0]["graded_after_timeout"]
     assert rows[3]["error"] == "not judged: parse_error"
-    assert rows[4]["tokens_in"] is None and rows[5]["tokens_in"] == 100
+    assert rows[4]["tokens_in"] is None
+    assert rows[5]["tokens_in"] == 100
     (score,) = score_ledger(ledger).runs
     assert score.passes_after_timeout == 1
     assert score.effort.timeout_rate == pytest.approx(2 / 6)
     assert any("is_resolved null" in n and "parse_error 1" in n for n in score.notes)
-    assert score.not_recorded["timeout_s"] == 6 and "timed_out" not in score.not_recorded
+    assert score.not_recorded["timeout_s"] == 6
+    assert "timed_out" not in score.not_recorded
 
 
 def test_terminal_bench_pooling(tmp_path: Path) -> None:
@@ -121,14 +127,17 @@ def test_swe_bench_report_lists(tmp_path: Path) -> None:
     by_task = {r["task_id"]: r for r in ledger_rows(ledger)}
     assert by_task["i1"]["status"] == "infra_error"
     assert {t for t, r in by_task.items() if r["status"] == "failed"} == {"u1", "e1", "p1", "n1"}
-    assert by_task["e1"]["error"] == "error" and by_task["p1"]["error"] == "empty_patch"
+    assert by_task["e1"]["error"] == "error"
+    assert by_task["p1"]["error"] == "empty_patch"
     (score,) = score_ledger(ledger).runs
-    assert score.run_id == "model.run1" and score.tasks == 7
+    assert score.run_id == "model.run1"
+    assert score.tasks == 7
     assert score.metrics["pass@1"].estimate == pytest.approx(2 / 7)  # total_instances denominator
     notes = " | ".join(score.notes)
     assert "1 empty patches, counted as failures" in notes
     assert "1 infrastructure failures" in notes
-    assert score.source is not None and score.source.source_version == "report schema 2"
+    assert score.source is not None
+    assert score.source.source_version == "report schema 2"
 
 
 # ---------------------------------------------------------------- Inspect
@@ -161,12 +170,18 @@ def test_inspect_partial_errors_limits_and_retries(inspect_log: Any) -> None:
     ledger = read_source([save()], "inspect")
     by_key = {(r["task_id"], r["attempt_index"]): r for r in ledger_rows(ledger)}
     rows = [by_key[(str(s.id), s.epoch - 1)] for s in samples[:5]]
-    assert rows[0]["passed"] is False and rows[0]["score"] == 0.5
-    assert rows[1]["passed"] and rows[1]["timed_out"] and rows[1]["status"] == "passed"
-    assert rows[2]["status"] == "infra_error" and rows[2]["error"] == "boom"
-    assert rows[3]["status"] == "failed" and rows[3]["error"] == "unscored"
+    assert rows[0]["passed"] is False
+    assert rows[0]["score"] == 0.5
+    assert rows[1]["passed"]
+    assert rows[1]["timed_out"]
+    assert rows[1]["status"] == "passed"
+    assert rows[2]["status"] == "infra_error"
+    assert rows[2]["error"] == "boom"
+    assert rows[3]["status"] == "failed"
+    assert rows[3]["error"] == "unscored"
     assert rows[0]["timeout_s"] == 60.0  # eval.config.time_limit of flaky_task.py
-    assert rows[0]["helper_calls"] is None and rows[0]["not_recorded"] == "helper_calls,oracle_leak"
+    assert rows[0]["helper_calls"] is None
+    assert rows[0]["not_recorded"] == "helper_calls,oracle_leak"
     (score,) = score_ledger(ledger).runs
     notes = " | ".join(score.notes)
     assert "1 unscored sample(s)" in notes
@@ -187,7 +202,9 @@ def test_inspect_several_scorers_refuse_to_guess(inspect_log: Any) -> None:
     (score,) = score_ledger(read_source([path], "inspect", ImportOptions(scorer="other"))).runs
     assert score.metrics["pass@1"].estimate == 1.0
     result = run("score", str(path), "--source", "inspect", "--scorer", "nope")
-    assert result.exit_code == 2 and "--scorer" in result.output and "nope" in result.output
+    assert result.exit_code == 2
+    assert "--scorer" in result.output
+    assert "nope" in result.output
 
 
 # ---------------------------------------------------------------- the import command
@@ -202,7 +219,8 @@ def test_import_records_the_source_and_is_all_or_nothing(tmp_path: Path) -> None
     with LedgerStore(db, readonly=True) as store:
         (status,) = store.runs()
     record = status.record
-    assert record.source == "tau-bench" and record.system == "gpt"
+    assert record.source == "tau-bench"
+    assert record.system == "gpt"
     assert record.source_files[0].path == str(good)
     import hashlib
 
@@ -219,18 +237,22 @@ def test_import_records_the_source_and_is_all_or_nothing(tmp_path: Path) -> None
         "oracle_leak",
     }
     table = run("score", str(db))
-    assert "timeout rate" in table.output and "not recorded by the source" in table.output
+    assert "timeout rate" in table.output
+    assert "not recorded by the source" in table.output
     doc = json.loads(run("score", str(db), "--format", "json").output)
     (r,) = doc["runs"]
-    assert r["effort"]["timeout_rate"] is None and r["effort"]["mean_elapsed_s"] is None
-    assert r["not_recorded"]["elapsed_s"] == 4 and r["source"]["source"] == "tau-bench"
+    assert r["effort"]["timeout_rate"] is None
+    assert r["effort"]["mean_elapsed_s"] is None
+    assert r["not_recorded"]["elapsed_s"] == 4
+    assert r["source"]["source"] == "tau-bench"
     # a second import of the same run is refused whole, the ledger unchanged
     bad = write(tmp_path / "bad.json", [{"task_id": 1}])
     again = run("import", "tau-bench", str(good), str(bad), "--ledger", str(db))
     assert again.exit_code == 2
     assert len(read_ledger(db)) == 4
     again = run("import", "tau-bench", str(good), "--ledger", str(db))
-    assert again.exit_code == 2 and "already in the ledger" in again.output
+    assert again.exit_code == 2
+    assert "already in the ledger" in again.output
 
 
 def test_score_detects_the_source_and_says_when_it_cannot(tmp_path: Path) -> None:
@@ -238,7 +260,8 @@ def test_score_detects_the_source_and_says_when_it_cannot(tmp_path: Path) -> Non
     assert run("score", str(tb)).exit_code == 0
     unknown = write(tmp_path / "other.json", {"hello": 1})
     result = run("score", str(unknown))
-    assert result.exit_code == 2 and "name its source with --source" in result.output
+    assert result.exit_code == 2
+    assert "name its source with --source" in result.output
 
 
 def test_two_sources_giving_one_run_id_are_refused(tmp_path: Path) -> None:
