@@ -13,6 +13,7 @@ import math
 import pytest
 
 from tests.conftest import shared_path
+from tests.importers.conftest import need_inspect
 from trialbook import ScoreOptions, compare_runs, score_ledger
 from trialbook.importers import ImportOptions, read_source
 
@@ -113,7 +114,7 @@ def test_terminal_bench_droid_five_single_attempt_runs() -> None:
 
 
 def test_inspect_reducers_through_the_importer() -> None:
-    pytest.importorskip("inspect_ai", reason="needs the inspect extra (installed in CI)")
+    need_inspect()
     path = shared_path("realdata", "inspect", "flaky_20x5.eval")
     (run,) = score_ledger(read_source([path])).runs
     assert (run.tasks, run.attempts) == (20, 100)

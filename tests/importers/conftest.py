@@ -53,3 +53,16 @@ def swe_report(resolved: list[str], unresolved: list[str], **lists: list[str]) -
 def write(path: Path, doc: Any) -> Path:
     path.write_text(json.dumps(doc))
     return path
+
+
+def need_inspect(module: str = "inspect_ai") -> Any:
+    """inspect-ai (the ``inspect`` extra): skipped where it is not installed, except in CI, which
+    installs it and must run these tests."""
+    import importlib
+    import os
+
+    import pytest
+
+    if os.environ.get("CI"):
+        return importlib.import_module(module)  # an ImportError fails the test, as it should
+    return pytest.importorskip(module, reason="needs the inspect extra (make installs it)")

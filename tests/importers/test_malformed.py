@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import shared_path
-from tests.importers.conftest import swe_report, tau_bench, terminal_bench, write
+from tests.importers.conftest import need_inspect, swe_report, tau_bench, terminal_bench, write
 from trialbook.cli import main
 
 
@@ -147,7 +147,7 @@ def test_a_folder_of_mixed_files(tmp_path: Path, source: str) -> None:
 
 
 def test_inspect_truncated_and_foreign(tmp_path: Path) -> None:
-    pytest.importorskip("inspect_ai", reason="needs the inspect extra (installed in CI)")
+    need_inspect()
     real = shared_path("realdata", "inspect", "flaky_20x5.eval")
     cut = tmp_path / "cut.eval"
     cut.write_bytes(real.read_bytes()[: real.stat().st_size // 2])
@@ -161,7 +161,7 @@ def test_inspect_truncated_and_foreign(tmp_path: Path) -> None:
 
 
 def test_inspect_wrong_type_and_missing_key_in_a_json_log(tmp_path: Path) -> None:
-    log_module = pytest.importorskip("inspect_ai.log", reason="needs the inspect extra")
+    log_module = need_inspect("inspect_ai.log")
     real = shared_path("realdata", "inspect", "flaky_20x5.eval")
     log = log_module.read_eval_log(real)
     good = tmp_path / "log.json"
@@ -181,7 +181,7 @@ def test_inspect_wrong_type_and_missing_key_in_a_json_log(tmp_path: Path) -> Non
 
 
 def test_inspect_folder_of_mixed_files(tmp_path: Path) -> None:
-    pytest.importorskip("inspect_ai", reason="needs the inspect extra (installed in CI)")
+    need_inspect()
     folder = tmp_path / "logs"
     folder.mkdir()
     shutil.copy(shared_path("realdata", "inspect", "flaky_20x5.eval"), folder / "a.eval")

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import shared_path
-from tests.importers.conftest import swe_report, tau_bench, terminal_bench, write
+from tests.importers.conftest import need_inspect, swe_report, tau_bench, terminal_bench, write
 from trialbook import ScoreOptions, score_ledger
 from trialbook.cli import main
 from trialbook.errors import ArgumentError, LedgerError
@@ -146,7 +146,7 @@ def test_swe_bench_report_lists(tmp_path: Path) -> None:
 @pytest.fixture
 def inspect_log(tmp_path: Path) -> Any:
     """The real Inspect log as an EvalLog to edit, and a writer of it as a .json log."""
-    log_module = pytest.importorskip("inspect_ai.log", reason="needs the inspect extra (CI has it)")
+    log_module = need_inspect("inspect_ai.log")
     log = log_module.read_eval_log(shared_path("realdata", "inspect", "flaky_20x5.eval"))
 
     def save(name: str = "log.json") -> Path:
