@@ -66,3 +66,37 @@ def need_inspect(module: str = "inspect_ai") -> Any:
     if os.environ.get("CI"):
         return importlib.import_module(module)  # an ImportError fails the test, as it should
     return pytest.importorskip(module, reason="needs the inspect extra (make installs it)")
+
+
+def tau2_results(sims: list[tuple[str, int, float | None, str]], trials: int = 2) -> dict[str, Any]:
+    """tau2-bench's Results: (task_id, trial, reward or None, termination_reason) per simulation."""
+    return {
+        "timestamp": "2025-06-01T10:00:00",
+        "info": {
+            "git_commit": "abc123",
+            "num_trials": trials,
+            "max_steps": 100,
+            "max_errors": 10,
+            "user_info": {"implementation": "user_simulator", "llm": "gpt-4.1"},
+            "agent_info": {"implementation": "llm_agent", "llm": "claude-x"},
+            "environment_info": {"domain_name": "airline"},
+            "seed": 300,
+        },
+        "tasks": [],
+        "simulations": [
+            {
+                "id": f"sim-{i}",
+                "task_id": task,
+                "start_time": "2025-06-01T10:00:00",
+                "end_time": "2025-06-01T10:01:00",
+                "duration": 60.0 + i,
+                "termination_reason": reason,
+                "agent_cost": 0.01,
+                "user_cost": 0.002,
+                "reward_info": None if reward is None else {"reward": reward},
+                "trial": trial,
+                "seed": 300 + trial,
+            }
+            for i, (task, trial, reward, reason) in enumerate(sims)
+        ],
+    }

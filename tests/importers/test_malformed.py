@@ -13,7 +13,14 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import shared_path
-from tests.importers.conftest import need_inspect, swe_report, tau_bench, terminal_bench, write
+from tests.importers.conftest import (
+    need_inspect,
+    swe_report,
+    tau2_results,
+    tau_bench,
+    terminal_bench,
+    write,
+)
 from trialbook.cli import main
 
 
@@ -39,6 +46,7 @@ VALID: dict[str, Callable[[], Any]] = {
     "tau-bench": lambda: tau_bench({0: [1.0, 0.0], 1: [0.0, 0.0]}),
     "terminal-bench": lambda: terminal_bench({"a": [True, False], "b": [False, None]}),
     "swe-bench": lambda: swe_report(["x__x-1"], ["x__x-2"]),
+    "tau2-bench": lambda: tau2_results([("1", 0, 1.0, "user_stop"), ("1", 1, 0.0, "agent_stop")]),
 }
 
 
@@ -86,6 +94,18 @@ def test_truncated(tmp_path: Path, source: str) -> None:
             "'trial_name'",
         ),
         ("swe-bench", lambda d: d.update(total_instances="2"), "the report", "'total_instances'"),
+        (
+            "tau2-bench",
+            lambda d: d["simulations"][1].update(duration="60"),
+            "simulation 2 (task '1')",
+            "'duration'",
+        ),
+        (
+            "tau2-bench",
+            lambda d: d["simulations"][0].update(termination_reason="gave_up"),
+            "simulation 1 (task '1')",
+            "'termination_reason'",
+        ),
         ("swe-bench", lambda d: d.update(resolved_ids=[7]), "the report", "'resolved_ids'"),
     ],
 )
@@ -111,6 +131,16 @@ def test_wrong_types(
         ),
         ("terminal-bench", lambda d: d.pop("results"), "the file: field 'results': missing"),
         (
+            "tau2-bench",
+            lambda d: d["simulations"][0].pop("trial"),
+            "simulation 1 (task '1'): field 'trial': missing",
+        ),
+        (
+            "tau2-bench",
+            lambda d: d["info"].pop("num_trials"),
+            "the results: info: field 'num_trials': missing",
+        ),
+        (
             "swe-bench",
             lambda d: d.pop("unresolved_ids"),
             "the report: field 'unresolved_ids': missing",
@@ -135,7 +165,7 @@ def test_swe_bench_denominator_must_match_the_ids(tmp_path: Path) -> None:
     assert "the id lists name 2 distinct instances, but the denominator is 3" in line
 
 
-@pytest.mark.parametrize("source", sorted(VALID))
+@pytest.mark.parametrize("source", sorted(set(VALID) - {"tau2-bench"}))
 def test_a_folder_of_mixed_files(tmp_path: Path, source: str) -> None:
     folder = tmp_path / "job"
     folder.mkdir()
@@ -188,3 +218,17 @@ def test_inspect_folder_of_mixed_files(tmp_path: Path) -> None:
     write(folder / "b.json", tau_bench({0: [1.0]}))
     (line,) = refused(tmp_path, "inspect", folder)
     assert str(folder / "b.json") in line
+
+
+def test_tau2_directory_format_with_a_foreign_file(tmp_path: Path) -> None:
+    doc = tau2_results([("1", 0, 1.0, "user_stop"), ("1", 1, 0.0, "agent_stop")])
+    folder = tmp_path / "run"
+    (folder / "simulations").mkdir(parents=True)
+    for sim in doc.pop("simulations"):
+        write(folder / "simulations" / f"{sim['id']}.json", sim)
+    write(folder / "results.json", doc)
+    db = tmp_path / "ok.db"
+    assert run("import", "tau2-bench", str(folder), "--ledger", str(db)).exit_code == 0
+    write(folder / "simulations" / "zz.json", tau_bench({0: [1.0]}))  # not a simulation
+    lines = refused(tmp_path, "tau2-bench", folder)
+    assert any(str(folder / "simulations" / "zz.json") in line for line in lines), lines

@@ -13,7 +13,14 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import shared_path
-from tests.importers.conftest import need_inspect, swe_report, tau_bench, terminal_bench, write
+from tests.importers.conftest import (
+    need_inspect,
+    swe_report,
+    tau2_results,
+    tau_bench,
+    terminal_bench,
+    write,
+)
 from trialbook import ScoreOptions, score_ledger
 from trialbook.cli import main
 from trialbook.errors import ArgumentError, LedgerError
@@ -53,6 +60,36 @@ def test_tau_bench_run_id_names_one_file(tmp_path: Path) -> None:
     assert read_source([a, b], "tau-bench").run_ids == ("a", "b")
     with pytest.raises(ArgumentError, match="one run per file"):
         read_source([a, b], "tau-bench", ImportOptions(run_id="x"))
+
+
+# ---------------------------------------------------------------- tau2-bench
+
+
+def test_tau2_infrastructure_errors_are_kept_and_the_difference_said(tmp_path: Path) -> None:
+    doc = tau2_results(
+        [
+            ("1", 0, 1.0, "user_stop"),
+            ("1", 1, None, "infrastructure_error"),
+            ("2", 0, 0.0, "timeout"),
+            ("2", 1, 1.0, "agent_stop"),
+        ]
+    )
+    ledger = read_source([write(tmp_path / "results.json", doc)])  # detected
+    rows = list(ledger_rows(ledger))
+    assert [r["status"] for r in rows] == ["passed", "infra_error", "timed_out", "passed"]
+    assert rows[0]["elapsed_s"] == 60.0
+    assert rows[0]["cost"] == 0.01
+    assert rows[0]["system"] == "claude-x"
+    assert rows[0]["timeout_s"] is None  # tau2 saves no wall-clock limit in its results
+    assert rows[2]["timed_out"] is True
+    (kept,) = score_ledger(ledger).runs
+    (tau2,) = score_ledger(ledger, options=ScoreOptions(drop_infra_errors=True)).runs
+    # tau2's own figure drops the infrastructure error (2 passes of 3); kept here: 2 of 4
+    assert kept.pooled_attempt_rate.estimate == pytest.approx(2 / 4)
+    assert tau2.pooled_attempt_rate.estimate == pytest.approx(2 / 3)
+    assert any("tau2 drops them from its metrics" in n for n in kept.notes)
+    assert kept.source is not None
+    assert kept.source.source_version == "git abc123"
 
 
 # ---------------------------------------------------------------- Terminal-Bench

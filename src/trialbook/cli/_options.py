@@ -193,7 +193,7 @@ def source_options(fn: F) -> F:
     return fn
 
 
-IMPORT_SOURCES = ("inspect", "tau-bench", "terminal-bench", "swe-bench")
+IMPORT_SOURCES = ("inspect", "tau-bench", "tau2-bench", "terminal-bench", "swe-bench")
 """Other harnesses whose files ``import``, ``score`` and ``compare`` read (docs/importers.md)."""
 
 source_option = click.option(

@@ -14,10 +14,11 @@ from trialbook.importers._base import ImportedRun, Importer, ImportOptions, Sour
 from trialbook.importers._inspect import INSPECT
 from trialbook.importers._registry import detect_source, get_importer, importer_names, register
 from trialbook.importers._swebench import SWE_BENCH
+from trialbook.importers._tau2bench import TAU2_BENCH
 from trialbook.importers._taubench import TAU_BENCH
 from trialbook.importers._terminalbench import TERMINAL_BENCH
 
-for _importer in (INSPECT, TAU_BENCH, TERMINAL_BENCH, SWE_BENCH):
+for _importer in (INSPECT, TAU_BENCH, TAU2_BENCH, TERMINAL_BENCH, SWE_BENCH):
     register(_importer)
 
 __all__ = [
