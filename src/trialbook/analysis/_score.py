@@ -308,9 +308,13 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     not_recorded = {name: int(mask.sum()) for name, mask in lacking.items() if mask.any()}
     effort = _known_effort(effort, rows, lacking)
     if "oracle_leak" in not_recorded:
+        share = (
+            ""
+            if not_recorded["oracle_leak"] == len(rows)
+            else f" for {not_recorded['oracle_leak']} of {len(rows)} attempts"
+        )
         notes.append(
-            f"oracle leaks: not recorded by the source for {not_recorded['oracle_leak']} of "
-            f"{len(rows)} attempts (nothing there could be quarantined)"
+            f"oracle leaks: not recorded by the source{share} (a leak there cannot be quarantined)"
         )
     if "timed_out" in lacking:
         known_timeouts = groups.count(rows.column("timed_out") & ~lacking["timed_out"])
