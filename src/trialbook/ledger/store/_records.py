@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 
@@ -20,6 +21,7 @@ __all__ = [
     "record_from_rows",
     "record_from_stored",
     "run_values",
+    "stored_provenance",
 ]
 
 RUN_EVENTS = ("started", "resumed", "finished", "interrupted")
@@ -144,3 +146,19 @@ def record_from_stored(data: dict[str, object]) -> RunRecord:
         else (),
         source_notes=tuple(json.loads(str(notes))) if notes else (),
     )
+
+
+def stored_provenance(conn: sqlite3.Connection) -> dict[str, Provenance]:
+    """The source of every imported run in the store (none in a store of a schema before 5)."""
+    present = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    if "source" not in present:
+        return {}
+    names = ["run_id", "source", "source_version", "source_files", "source_notes"]
+    out: dict[str, Provenance] = {}
+    for row in conn.execute(
+        f"SELECT {', '.join(names)} FROM runs WHERE source IS NOT NULL ORDER BY rowid"
+    ):
+        record = record_from_stored(dict(zip(names, row, strict=True)))
+        if record.provenance is not None:
+            out[record.run_id] = record.provenance
+    return out

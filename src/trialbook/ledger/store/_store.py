@@ -27,7 +27,6 @@ import numpy as np
 from trialbook.errors import LedgerError, Problem
 from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE
 from trialbook.ledger._paths import ledger_file_problem
-from trialbook.ledger._provenance import Provenance
 from trialbook.ledger._rows import inexact, ledger_from_rows, ledger_tuples
 from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import DTYPE, Ledger, factorize, unrecorded
@@ -39,11 +38,12 @@ from trialbook.ledger.store._records import (
     record_from_rows,
     record_from_stored,
     run_values,
+    stored_provenance,
 )
 from trialbook.ledger.store._schema import MIGRATIONS, SCHEMA_VERSION, statements
 from trialbook.ledger.store._writer import COLUMNS, INSERT, Prepared
 
-__all__ = ["BUSY_TIMEOUT_MS", "LedgerStore", "import_files", "read_store"]
+__all__ = ["BUSY_TIMEOUT_MS", "LedgerStore"]
 
 BUSY_TIMEOUT_MS = 60_000
 
@@ -380,21 +380,6 @@ class LedgerStore:
             )
         return out
 
-    def _provenance(self) -> dict[str, Provenance]:
-        """The source of every imported run (none in a store of a schema before 5)."""
-        present = {r[1] for r in self._conn.execute("PRAGMA table_info(runs)")}
-        if "source" not in present:
-            return {}
-        names = ["run_id", "source", "source_version", "source_files", "source_notes"]
-        out: dict[str, Provenance] = {}
-        for row in self._conn.execute(
-            f"SELECT {', '.join(names)} FROM runs WHERE source IS NOT NULL ORDER BY rowid"
-        ):
-            record = record_from_stored(dict(zip(names, row, strict=True)))
-            if record.provenance is not None:
-                out[record.run_id] = record.provenance
-        return out
-
     def run(self, run_id: str) -> RunStatus | None:
         """One run, or None."""
         return next((r for r in self.runs() if r.record.run_id == run_id), None)
@@ -466,7 +451,7 @@ class LedgerStore:
                     col = tuple(fill if v is None else v for v in col)
                 # None (not recorded) becomes NaN in a float column; required ones hold none
                 values[f.name] = np.array(col, dtype=DTYPE[f.kind] if f.required else np.float64)
-        provenance = self._provenance()
+        provenance = stored_provenance(self._conn)
         ledger = Ledger(
             source=str(self.path),
             lines=ids,
@@ -493,29 +478,3 @@ class LedgerStore:
 
     def __exit__(self, *_: object) -> None:
         self.close()
-
-
-def read_store(path: Path, run_id: str | None = None) -> Ledger:
-    """Read a ``.db`` ledger read-only (no migration, no lock held beyond the read)."""
-    with LedgerStore(path, readonly=True) as store:
-        try:
-            return store.read(run_id)
-        except sqlite3.DatabaseError as exc:
-            raise LedgerError([Problem(0, f"cannot read the ledger: {exc}", str(path))]) from None
-
-
-def import_files(path: Path, ledgers: Sequence[Ledger]) -> int:
-    """Append validated ledgers to the store at ``path`` in one transaction.
-
-    If the store did not exist and the import is refused, the new file is removed again: an import
-    that fails writes nothing.
-    """
-    created = not path.exists()
-    try:
-        with LedgerStore(path) as store:
-            return store.import_ledgers(ledgers)
-    except BaseException:
-        if created:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(str(path) + suffix).unlink(missing_ok=True)
-        raise
