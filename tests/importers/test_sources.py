@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import shared_path
+from tests.conftest import base_row, shared_path
 from tests.importers.conftest import (
     need_inspect,
     swe_report,
@@ -317,3 +317,11 @@ def test_nothing_invented_for_the_companion_figures(tmp_path: Path) -> None:
     (score,) = score_ledger(ledger).runs
     assert math.isnan(score.effort.helper_calls_per_attempt)
     assert math.isnan(score.effort.median_elapsed_s)
+
+
+def test_harness_options_are_refused_for_a_ledger_file(tmp_path: Path) -> None:
+    ledger = tmp_path / "l.jsonl"
+    ledger.write_text(json.dumps(base_row("a", 0, passed=True, k=1)) + "\n")
+    result = run("score", str(ledger), "--system", "x")
+    assert result.exit_code == 2
+    assert "--system applies to other harnesses' files" in result.output

@@ -15,7 +15,7 @@ SOURCES = (*IMPORT_SOURCES, "jsonl", "csv")
 
 
 @click.command(name="import")
-@click.argument("source", type=click.Choice(SOURCES))
+@click.argument("source", metavar="SOURCE", type=click.Choice(SOURCES))
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--ledger",
@@ -38,8 +38,8 @@ def import_(
     """Append SOURCE files to a SQLite ledger: every row validated, all files or none.
 
     SOURCE is a harness whose results are read as its producer documents them (inspect,
-    tau-bench, terminal-bench, swe-bench; see docs/importers.md), or our own jsonl / csv ledger
-    files. A folder stands for its files. Nothing is invented: a field the source does not record
+    tau-bench, tau2-bench, terminal-bench, swe-bench; see docs/importers.md), or our own jsonl /
+    csv ledger files. A folder stands for its files (tau2-bench: its directory format). Nothing is invented: a field the source does not record
     is stored as not recorded, and the run records the source, its version, the files and their
     hashes, and what the source dropped. Rows are never overwritten: an attempt already in the
     ledger refuses the whole import.

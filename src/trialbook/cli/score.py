@@ -72,7 +72,8 @@ def score(
 
     LEDGER is a SQLite ledger (.db) or a .jsonl / .csv file, or another harness's result files
     read directly (--source, or detected where the format is unambiguous: an Inspect .eval log, a
-    tau-bench results list, a Terminal-Bench results.json, a SWE-bench report). Every row is
+    tau-bench results list, tau2-bench results, a Terminal-Bench results.json, a SWE-bench
+    report). Every row is
     validated first; a ledger with any problem prints one line per problem (file, line, task,
     field) and no rate at all, and exits 2.
     """

@@ -88,6 +88,11 @@ def read_source(
         )
     name = names.pop()
     if name is None:
+        for option in ("system", "as_attempts", "scorer"):
+            if getattr(options, option) is not None:
+                raise ArgumentError(
+                    f"{option} applies to other harnesses' files, not to a ledger", argument=option
+                )
         if len(paths) > 1:
             raise ArgumentError("give one ledger file at a time", argument="paths")
         return read_ledger(paths[0], default_run=options.run_id)
