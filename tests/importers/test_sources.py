@@ -325,3 +325,15 @@ def test_harness_options_are_refused_for_a_ledger_file(tmp_path: Path) -> None:
     result = run("score", str(ledger), "--system", "x")
     assert result.exit_code == 2
     assert "--system applies to other harnesses' files" in result.output
+
+
+def test_a_figure_some_rows_do_not_record_is_over_those_that_do(tmp_path: Path) -> None:
+    doc = terminal_bench({"a": [True, False]})
+    doc["results"][0]["agent_started_at"] = "2025-09-22T02:00:00+00:00"
+    doc["results"][0]["agent_ended_at"] = "2025-09-22T02:00:30+00:00"  # 30 s; the other: none
+    ledger = read_source([write(tmp_path / "results.json", doc)])
+    (score,) = score_ledger(ledger).runs
+    assert score.not_recorded["elapsed_s"] == 1
+    assert score.effort.mean_elapsed_s == 30.0  # over the one attempt that records it, not (30+0)/2
+    table = run("score", str(tmp_path / "results.json"))
+    assert "over 1 of 2 attempts; rest not recorded by the source" in " ".join(table.output.split())
