@@ -295,6 +295,9 @@ def test_import_records_the_source_and_is_all_or_nothing(tmp_path: Path) -> None
 def test_score_detects_the_source_and_says_when_it_cannot(tmp_path: Path) -> None:
     tb = write(tmp_path / "results.json", terminal_bench({"a": [True], "b": [False]}))
     assert run("score", str(tb)).exit_code == 0
+    absent = run("score", str(tmp_path / "absent.json"))
+    assert absent.exit_code == 2
+    assert f"{tmp_path / 'absent.json'}: no such file" in absent.output
     unknown = write(tmp_path / "other.json", {"hello": 1})
     result = run("score", str(unknown))
     assert result.exit_code == 2

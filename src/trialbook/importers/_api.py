@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from trialbook.errors import ArgumentError
+from trialbook.errors import ArgumentError, LedgerError, Problem
 from trialbook.importers._base import ImportedRun, ImportOptions
 from trialbook.importers._registry import detect_source, get_importer
 from trialbook.ledger import Ledger, Provenance, ledger_from_rows, read_ledger
@@ -61,6 +61,8 @@ def source_for(path: Path, source: str | None) -> str | None:
         return None if source in LEDGER_SOURCES else get_importer(source).name
     if format_of(path) is not None:
         return None
+    if not path.exists():
+        raise LedgerError([Problem(0, "no such file", str(path))])
     found = detect_source(path)
     if found is None and path.suffix.lower() not in (".json", ".eval"):
         return None  # read as a ledger, whose reader names the suffixes it reads
