@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -173,9 +174,9 @@ class _Run:
     earlier: int
 
 
-def _load(spec: str) -> _Run:
+def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
     path, run = _split_spec(spec)
-    ledger = read_ledger(path)
+    ledger = read(path)
     run_id = _pick_run(ledger, run, spec)
     run_rows = ledger.run(run_id)
     # a task with any leaked attempt is quarantined whole, as in score
@@ -246,11 +247,20 @@ def _decide(test: PairedTest) -> Decision:
 
 
 def compare_runs(
-    baseline: str, candidate: str, options: CompareOptions | None = None
+    baseline: str,
+    candidate: str,
+    options: CompareOptions | None = None,
+    *,
+    read: Callable[[Path], Ledger] | None = None,
 ) -> Comparison:
-    """Compare two runs task by task (``LEDGER`` or ``LEDGER:RUN_ID`` each)."""
+    """Compare two runs task by task (``LEDGER`` or ``LEDGER:RUN_ID`` each).
+
+    ``read`` turns a path into a validated ledger (default :func:`trialbook.ledger.read_ledger`;
+    the command line passes one that also reads other harnesses' files).
+    """
     options = options or CompareOptions()
-    a, b = _load(baseline), _load(candidate)
+    reader = read or read_ledger
+    a, b = _load(baseline, reader), _load(candidate, reader)
     warnings: list[str] = []
     ds_a, ds_b = a.meta["dataset_id"], b.meta["dataset_id"]
     if ds_a != ds_b:

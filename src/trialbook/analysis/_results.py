@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from trialbook.ledger import Provenance
 from trialbook.stats import BootstrapResult, CostSummary, EffortSummary, VarianceComponents
 
 __all__ = [
@@ -56,8 +57,8 @@ class TaskScore:
     """c: passing attempts."""
     first_attempt_passed: bool
     """Whether the attempt with the lowest index passed."""
-    timeouts: int
-    """Attempts stopped by the timeout."""
+    timeouts: int | None
+    """Attempts stopped by the timeout (None when the source recorded no attempt's)."""
     infra_errors: int
     """Attempts with status infra_error (counted as failures unless dropped)."""
 
@@ -126,7 +127,14 @@ class RunScore:
     infra_errors_dropped: bool
     """Whether they were dropped (True) or counted as failures (False)."""
     notes: tuple[str, ...]
-    """Things the reader should know (short tasks, dropped rows, ...)."""
+    """Things the reader should know (short tasks, dropped rows, ...); an imported run's source
+    notes first."""
+    not_recorded: dict[str, int] = field(default_factory=dict)
+    """Per required field the run's source did not record, on how many scored attempts; figures
+    from such a field are over the attempts that record it, and "not recorded by the source" when
+    none does (effort holds NaN then, never a made-up 0)."""
+    source: Provenance | None = None
+    """Where an imported run came from (source, version, files and their hashes); None for ours."""
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ The policy, in one place:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,6 +33,7 @@ from trialbook.errors import ArgumentError, InsufficientAttemptsError, Trialbook
 from trialbook.ledger import Ledger, read_ledger
 from trialbook.stats import (
     BootstrapResult,
+    EffortSummary,
     clustered_se,
     cost_summary,
     effort_summary,
@@ -107,7 +109,16 @@ def _short_tasks_error(
 
 
 def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
+    provenance = ledger.source_of(run_id)
     notes: list[str] = []
+    if provenance is not None:
+        version = f" ({provenance.source_version})" if provenance.source_version else ""
+        notes.append(
+            f"imported from {provenance.source}{version}: "
+            + ", ".join(Path(f.path).name for f in provenance.files[:5])
+            + (f" and {len(provenance.files) - 5} more" if len(provenance.files) > 5 else "")
+        )
+        notes.extend(provenance.notes)
     leak = ledger.column("oracle_leak")
     leaked = ledger.where(leak)
     quarantined = tuple(
@@ -293,6 +304,27 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         cache_hit=rows.column("cache_hit"),
         tool_calls=rows.column("tool_calls"),
     )
+    lacking = {name: rows.unrecorded_mask(name) for name in rows.not_recorded()}
+    not_recorded = {name: int(mask.sum()) for name, mask in lacking.items() if mask.any()}
+    effort = _known_effort(effort, rows, lacking)
+    if "oracle_leak" in not_recorded:
+        share = (
+            ""
+            if not_recorded["oracle_leak"] == len(rows)
+            else f" for {not_recorded['oracle_leak']} of {len(rows)} attempts"
+        )
+        notes.append(
+            f"oracle leaks: not recorded by the source{share} (a leak there cannot be quarantined)"
+        )
+    if "timed_out" in lacking:
+        known_timeouts = groups.count(rows.column("timed_out") & ~lacking["timed_out"])
+        no_record = groups.count(~lacking["timed_out"]) == 0
+        task_scores = tuple(
+            replace(ts, timeouts=None if none else int(k))
+            for ts, k, none in zip(
+                task_scores, known_timeouts.tolist(), no_record.tolist(), strict=True
+            )
+        )
     cost = cost_summary(
         cost=rows.column("cost"),
         tokens_in=rows.column("tokens_in"),
@@ -328,6 +360,47 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         infra_errors=infra_count,
         infra_errors_dropped=options.drop_infra_errors,
         notes=tuple(notes),
+        not_recorded=not_recorded,
+        source=provenance,
+    )
+
+
+# which companion figure each not-recordable field feeds
+_FIGURES = {
+    "timed_out": ("timeout_rate",),
+    "helper_calls": ("helper_calls_per_attempt",),
+    "elapsed_s": ("mean_elapsed_s", "median_elapsed_s"),
+}
+
+
+def _known_effort(
+    effort: EffortSummary, rows: Ledger, lacking: dict[str, NDArray[np.bool_]]
+) -> EffortSummary:
+    """The companion figures of fields some rows' source did not record, over the rows that record
+    them; NaN (shown as "not recorded by the source") when none does. Never the neutral fill."""
+    changes: dict[str, float] = {}
+    for name, figures in _FIGURES.items():
+        mask = lacking.get(name)
+        if mask is None or not mask.any():
+            continue
+        known = rows.column(name)[~mask].astype(np.float64)
+        for figure in figures:
+            if known.size == 0:
+                changes[figure] = math.nan
+            elif figure == "median_elapsed_s":
+                changes[figure] = float(np.median(known))
+            else:
+                changes[figure] = float(known.mean())
+    if not changes:
+        return effort
+    return replace(
+        effort,
+        timeout_rate=changes.get("timeout_rate", effort.timeout_rate),
+        helper_calls_per_attempt=changes.get(
+            "helper_calls_per_attempt", effort.helper_calls_per_attempt
+        ),
+        mean_elapsed_s=changes.get("mean_elapsed_s", effort.mean_elapsed_s),
+        median_elapsed_s=changes.get("median_elapsed_s", effort.median_elapsed_s),
     )
 
 

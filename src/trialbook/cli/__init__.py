@@ -14,7 +14,8 @@ import click
 from trialbook.cli.compare import compare
 from trialbook.cli.demo import demo
 from trialbook.cli.grader_check import grader_check
-from trialbook.cli.io import export, import_
+from trialbook.cli.import_ import import_
+from trialbook.cli.io import export
 from trialbook.cli.passk import passk
 from trialbook.cli.plan import plan
 from trialbook.cli.run import run

@@ -20,11 +20,14 @@ __all__ = [
     "EXIT_GATE",
     "EXIT_OK",
     "EXIT_USAGE",
+    "IMPORT_SOURCES",
     "fail",
     "format_option",
     "interval_options",
     "parse_ks",
     "sandbox_option",
+    "source_option",
+    "source_options",
     "user_errors",
 ]
 
@@ -161,3 +164,42 @@ sandbox_option = click.option(
     ),
 )
 """``--sandbox auto|bwrap|process`` (see docs/harness.md)."""
+
+
+def source_options(fn: F) -> F:
+    """--run-id, --system, --as-attempts and --scorer: how another harness's files are read."""
+    for option in reversed(
+        (
+            click.option(
+                "--run-id",
+                help="Run id to give the imported run (default: from the file's name; for jsonl/"
+                "csv, the run of files whose rows carry none).",
+            ),
+            click.option("--system", help="System name, where the source does not record one."),
+            click.option(
+                "--as-attempts",
+                type=click.Choice(["files", "runs"]),
+                help="Several one-attempt Terminal-Bench runs pooled as one run's attempts: attempt "
+                "index from the order the files are given (files, the default) or from each "
+                "run's recorded start (runs).",
+            ),
+            click.option(
+                "--scorer",
+                help="Inspect: the scorer whose value decides passed, when the log has several.",
+            ),
+        )
+    ):
+        fn = option(fn)
+    return fn
+
+
+IMPORT_SOURCES = ("inspect", "tau-bench", "tau2-bench", "terminal-bench", "swe-bench")
+"""Other harnesses whose files ``import``, ``score`` and ``compare`` read (docs/importers.md)."""
+
+source_option = click.option(
+    "--source",
+    type=click.Choice(IMPORT_SOURCES),
+    help="Read another harness's result files directly (default: a ledger by its suffix, else "
+    "the one source that recognises the file).",
+)
+"""``--source NAME`` for commands that read a ledger."""

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from trialbook.cli._options import EXIT_GATE, format_option, interval_options, user_errors
+from trialbook.cli._options import (
+    EXIT_GATE,
+    format_option,
+    interval_options,
+    source_option,
+    user_errors,
+)
+
+if TYPE_CHECKING:
+    from trialbook.ledger import Ledger
 
 __all__ = ["compare"]
 
@@ -32,6 +42,8 @@ __all__ = ["compare"]
 @click.option(
     "--allow-grader-change", is_flag=True, help="Compare runs graded by different grader versions."
 )
+@source_option
+@click.option("--scorer", help="Inspect: the scorer whose value decides passed (several scorers).")
 @format_option("table", "json", "markdown", schema="trialbook.compare/1")
 @user_errors
 def compare(
@@ -45,9 +57,14 @@ def compare(
     method: str,
     allow_different_suites: bool,
     allow_grader_change: bool,
+    source: str | None,
+    scorer: str | None,
     fmt: str,
 ) -> None:
     """Compare BASELINE and CANDIDATE task by task (each LEDGER or LEDGER:RUN_ID).
+
+    Each LEDGER is a ledger file or another harness's result file (--source, or detected), e.g.
+    a SWE-bench leaderboard file with one run per system: FILE:SYSTEM_KEY.
 
     The decision rule (docs/methodology.md, "Paired comparison and the decision rule"): improvement
     when the interval of the difference lies above 0, regression when below, otherwise no
@@ -56,8 +73,14 @@ def compare(
     over tasks, mid-p McNemar with single attempts), so they never disagree. Exit 1 when --gate
     fails or cannot decide, 2 on bad input.
     """
+    from pathlib import Path
+
     from trialbook import report as render
     from trialbook.analysis import CompareOptions, compare_runs
+    from trialbook.importers import ImportOptions, read_source
+
+    def read(path: Path) -> Ledger:
+        return read_source([path], source, ImportOptions(scorer=scorer))
 
     result = compare_runs(
         baseline,
@@ -71,6 +94,7 @@ def compare(
             allow_different_suites=allow_different_suites,
             allow_grader_change=allow_grader_change,
         ),
+        read=read,
     )
     if fmt == "json":
         click.echo(render.to_json(render.compare_to_dict(result)))

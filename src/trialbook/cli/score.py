@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from trialbook.cli._options import format_option, interval_options, parse_ks, user_errors
+from trialbook.cli._options import (
+    format_option,
+    interval_options,
+    parse_ks,
+    source_option,
+    source_options,
+    user_errors,
+)
 
 if TYPE_CHECKING:
     from trialbook.analysis import ScoreReport
@@ -16,7 +23,7 @@ __all__ = ["echo_score", "score"]
 
 
 @click.command()
-@click.argument("ledger", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("ledger", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--run", "run", help="Score only this run_id (default: every run in the ledger).")
 @click.option(
     "--k",
@@ -40,10 +47,12 @@ __all__ = ["echo_score", "score"]
     help="Drop attempts with status infra_error instead of counting them as failures "
     "(the report says so).",
 )
+@source_option
+@source_options
 @format_option("table", "json", "markdown", schema="trialbook.score/1")
 @user_errors
 def score(
-    ledger: Path,
+    ledger: tuple[Path, ...],
     run: str | None,
     ks: tuple[int, ...] | None,
     confidence: float,
@@ -52,15 +61,24 @@ def score(
     method: str,
     weights: str,
     drop_infra_errors: bool,
+    source: str | None,
+    run_id: str | None,
+    system: str | None,
+    as_attempts: str | None,
+    scorer: str | None,
     fmt: str,
 ) -> None:
     """Score LEDGER: pass@k and pass^k per run, with task-bootstrap intervals and companion figures.
 
-    LEDGER is a SQLite ledger (.db) or a .jsonl / .csv file. Every row is validated first; a ledger
-    with any problem prints one line per problem (file, line, task, field) and no rate at all, and
-    exits 2.
+    LEDGER is a SQLite ledger (.db) or a .jsonl / .csv file, or another harness's result files
+    read directly (--source, or detected where the format is unambiguous: an Inspect .eval log, a
+    tau-bench results list, tau2-bench results, a Terminal-Bench results.json, a SWE-bench
+    report). Every row is
+    validated first; a ledger with any problem prints one line per problem (file, line, task,
+    field) and no rate at all, and exits 2.
     """
-    from trialbook.analysis import ScoreOptions, score_file
+    from trialbook.analysis import ScoreOptions, score_ledger
+    from trialbook.importers import ImportOptions, read_source
 
     options = ScoreOptions(
         ks=ks,
@@ -71,7 +89,12 @@ def score(
         weights=weights,  # type: ignore[arg-type]
         drop_infra_errors=drop_infra_errors,
     )
-    echo_score(score_file(ledger, run=run, options=options), fmt)
+    rows = read_source(
+        list(ledger),
+        source,
+        ImportOptions(run_id=run_id, system=system, as_attempts=as_attempts, scorer=scorer),
+    )
+    echo_score(score_ledger(rows, run=run, options=options), fmt)
 
 
 def echo_score(report: ScoreReport, fmt: str) -> None:

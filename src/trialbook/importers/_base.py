@@ -14,17 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from trialbook.ledger import SourceFile
+
 __all__ = ["ImportOptions", "ImportedRun", "Importer", "SourceFile"]
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    """One file an import read, for the run record (provenance)."""
-
-    path: str
-    """The path as given."""
-    sha256: str
-    """Hex digest of its bytes, so a later reader can tell it is the same file."""
 
 
 @dataclass(frozen=True)
@@ -41,10 +33,9 @@ class ImportedRun:
     """Every file read for this run."""
     rows: Sequence[Mapping[str, object]]
     """One ledger row per attempt (validated by the ledger, not by the importer)."""
-    not_recorded: tuple[str, ...] = ()
-    """Required ledger fields the source does not record (stored as not recorded)."""
     notes: tuple[str, ...] = ()
-    """What a reader of the scorecard must know about the source (e.g. dropped retries)."""
+    """What a reader of the scorecard must know about the source (e.g. dropped retries, how the
+    publisher's own figure differs); kept in the run record and printed by every scorecard."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +47,9 @@ class ImportOptions:
     system: str | None = None
     """System name, where the source does not record one."""
     as_attempts: str | None = None
-    """How several files of one source combine: ``runs`` (each file one attempt) or ``files``."""
+    """How several one-attempt run files of one source (Terminal-Bench) become the attempts of one
+    run: ``files`` (attempt index from the order the files are given, the default) or ``runs``
+    (from each run's recorded start)."""
     scorer: str | None = None
     """Which scorer's value decides ``passed`` when the source has several."""
 

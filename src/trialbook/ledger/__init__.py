@@ -7,7 +7,8 @@ Layout: ``_fields`` (the contract), ``_table`` (Ledger, TaskTable), ``_rules`` (
 the table, never the reverse.
 """
 
-from trialbook.ledger._fields import FIELDS, REQUIRED, STATUSES, Field
+from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, REQUIRED, STATUSES, Field
+from trialbook.ledger._provenance import Provenance, SourceFile
 from trialbook.ledger._rows import ledger_from_rows, ledger_rows, ledger_tuples
 from trialbook.ledger._table import Ledger, TaskGroups, TaskTable, per_task
 from trialbook.ledger.formats import (
@@ -33,6 +34,7 @@ __all__ = [
     "EXPORT_FORMATS",
     "FIELDS",
     "FORMATS",
+    "NOT_RECORDABLE",
     "REQUIRED",
     "STATUSES",
     "ExportFormat",
@@ -41,8 +43,10 @@ __all__ = [
     "Ledger",
     "LedgerStore",
     "Prepared",
+    "Provenance",
     "RunRecord",
     "RunStatus",
+    "SourceFile",
     "TaskGroups",
     "TaskTable",
     "import_files",

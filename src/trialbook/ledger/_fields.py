@@ -9,7 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["EXACT_INT", "FIELDS", "FIELD_BY_NAME", "REQUIRED", "STATUSES", "Field", "Kind"]
+__all__ = [
+    "EXACT_INT",
+    "FIELDS",
+    "FIELD_BY_NAME",
+    "NOT_RECORDABLE",
+    "REQUIRED",
+    "STATUSES",
+    "Field",
+    "Kind",
+]
 
 Kind = Literal["str", "int", "float", "bool", "time"]
 STATUSES = ("passed", "failed", "timed_out", "infra_error")
@@ -86,7 +95,23 @@ FIELDS: tuple[Field, ...] = (
         "the run's grader judged the workspace after a timeout (as Terminal-Bench does): a timed-"
         "out attempt may then pass; constant within a run",
     ),
+    Field(
+        "not_recorded",
+        "str",
+        False,
+        "imported runs only: the required fields the source did not record, comma-separated "
+        "(each then null in the row, never a made-up value)",
+    ),
 )
 
 FIELD_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
 REQUIRED: tuple[str, ...] = tuple(f.name for f in FIELDS if f.required)
+NOT_RECORDABLE: tuple[str, ...] = (
+    "timeout_s",
+    "elapsed_s",
+    "timed_out",
+    "helper_calls",
+    "oracle_leak",
+)
+"""The required fields an imported run may leave unrecorded (its source never recorded them), when it
+names them in ``not_recorded``. The others (task, attempt index, budget, passed) every source has."""

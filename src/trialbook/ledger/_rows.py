@@ -16,7 +16,7 @@ from typing import Any, cast
 import numpy as np
 
 from trialbook.errors import LedgerError, Problem
-from trialbook.ledger._fields import EXACT_INT, FIELD_BY_NAME, FIELDS, Field
+from trialbook.ledger._fields import EXACT_INT, FIELD_BY_NAME, FIELDS, NOT_RECORDABLE, Field
 from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import DTYPE, Ledger, factorize
 
@@ -30,6 +30,7 @@ __all__ = [
     "ledger_rows",
     "ledger_tuples",
     "show",
+    "unrecorded_names",
 ]
 
 _TRUE = {"true", "1"}
@@ -78,7 +79,13 @@ def _python_column(ledger: Ledger, f: Field) -> list[Any]:
         return [None if c < 0 else labels[c] for c in ledger.codes[f.name].tolist()]
     col = ledger.values[f.name]
     if f.required:
-        return cast(list[Any], col.astype(DTYPE[f.kind], copy=False).tolist())
+        out_required = cast(list[Any], col.astype(DTYPE[f.kind], copy=False).tolist())
+        if f.name in NOT_RECORDABLE:
+            lacking = ledger.unrecorded_mask(f.name)
+            if lacking.any():
+                for i in np.flatnonzero(lacking).tolist():
+                    out_required[i] = None
+        return out_required
     if col.size > 1 and col.strides == (0,):
         col = col[:1]  # an unrecorded column (see `unrecorded`): one value, repeated
     values = col.tolist()  # floats; NaN (v != v) is "not recorded"
@@ -214,8 +221,23 @@ def from_rows(src: str, rows: Iterable[Row], *, from_csv: bool, default_run: str
                 row_ok = False
             else:
                 typed[name] = value
+        listed = unrecorded_names(typed.get("not_recorded"))
+        for name in sorted(listed & set(typed)):
+            problems.append(
+                Problem(
+                    lineno,
+                    f"{prefix}contradiction: field {name!r} has a value but 'not_recorded' names it",
+                    src,
+                )
+            )
+            row_ok = False
         missing = [
-            f.name for f in FIELDS if f.required and f.name not in typed and row.get(f.name) is None
+            f.name
+            for f in FIELDS
+            if f.required
+            and f.name not in typed
+            and row.get(f.name) is None
+            and f.name not in listed
         ]
         if missing:
             names = ", ".join(repr(m) for m in missing)
@@ -236,6 +258,9 @@ def from_rows(src: str, rows: Iterable[Row], *, from_csv: bool, default_run: str
         if f.kind in ("str", "time"):
             codes[f.name], labels[f.name] = factorize(col)  # type: ignore[arg-type]
         elif f.required:
+            if f.name in NOT_RECORDABLE:  # not recorded by the source: a neutral fill, masked
+                fill = math.nan if f.kind == "float" else 0
+                col = [fill if v is None else v for v in col]
             values[f.name] = np.array(col, dtype=DTYPE[f.kind])
         else:
             values[f.name] = np.array([math.nan if v is None else float(v) for v in col])  # type: ignore[arg-type]
@@ -244,6 +269,14 @@ def from_rows(src: str, rows: Iterable[Row], *, from_csv: bool, default_run: str
     if problems:
         raise LedgerError(problems)
     return ledger
+
+
+def unrecorded_names(value: object) -> set[str]:
+    """The not-recordable required fields a ``not_recorded`` value names (others are ignored here;
+    :func:`check_rules` names them)."""
+    if not isinstance(value, str):
+        return set()
+    return {part.strip() for part in value.split(",")} & set(NOT_RECORDABLE)
 
 
 def _closest(name: str) -> str | None:

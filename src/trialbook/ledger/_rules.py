@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialbook.errors import Problem
-from trialbook.ledger._fields import FIELDS, STATUSES
+from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, STATUSES
 from trialbook.ledger._table import Ledger
 
 __all__ = ["check_rules"]
@@ -128,7 +128,11 @@ def check_rules(ledger: Ledger) -> list[Problem]:
     pass_after_timeout = passed & timed_out & after_timeout  # its status is 'passed'
     for flag, name, text in ((passed, "passed", "passed"), (timed_out, "timed_out", "timed_out")):
         code = label_code.get(text, -2)
-        exempt = pass_after_timeout if name == "timed_out" else np.zeros_like(passed)
+        exempt = (
+            pass_after_timeout | ledger.unrecorded_mask("timed_out")
+            if name == "timed_out"
+            else np.zeros_like(passed)
+        )
         add(
             known_status & ~exempt & (flag != (status_codes == code)),
             lambda i, n=name: (
@@ -168,6 +172,33 @@ def check_rules(ledger: Ledger) -> list[Problem]:
             f" is before 'started_at' ({ledger.labels['started_at'][ledger.codes['started_at'][i]]})"
         ),
     )
+
+    nr_codes, nr_labels = ledger.codes["not_recorded"], ledger.labels["not_recorded"]
+    wrong_nr: dict[int, str] = {}
+    for j, text in enumerate(nr_labels):
+        parts = [p.strip() for p in text.split(",")]
+        outside = [p for p in parts if p not in NOT_RECORDABLE]
+        if outside:
+            wrong_nr[j] = (
+                f"field 'not_recorded': {', '.join(repr(b) for b in outside)} cannot be left "
+                f"unrecorded (only {', '.join(NOT_RECORDABLE)} may be)"
+            )
+    if wrong_nr:
+        add(np.isin(nr_codes, list(wrong_nr)), lambda i: wrong_nr[int(nr_codes[i])])
+    for name in NOT_RECORDABLE:
+        col = ledger.values[name]
+        if col.dtype.kind == "f":
+            listed = ledger.unrecorded_mask(name)
+            add(
+                listed & ~np.isnan(col),
+                lambda i, n=name: (
+                    f"contradiction: field {n!r} has a value but 'not_recorded' names it"
+                ),
+            )
+            add(
+                ~listed & np.isnan(col),
+                lambda i, n=name: f"missing required field {n!r}",
+            )
 
     problems.extend(_check_runs(ledger))
     return problems

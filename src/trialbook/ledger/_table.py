@@ -15,7 +15,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialbook.errors import ArgumentError
-from trialbook.ledger._fields import FIELD_BY_NAME, STATUSES
+from trialbook.ledger._fields import FIELD_BY_NAME, NOT_RECORDABLE, STATUSES
+from trialbook.ledger._provenance import Provenance
 
 __all__ = [
     "DTYPE",
@@ -54,6 +55,8 @@ class Ledger:
     """Text and timestamp fields, as indices into ``labels``."""
     labels: Mapping[str, tuple[str, ...]] = field(repr=False)
     """The values each text field may take (a subset keeps the labels of the whole ledger)."""
+    provenance: Mapping[str, Provenance] = field(default_factory=dict, repr=False)
+    """Per imported run id, where it came from (empty for our own runs and plain ledger files)."""
 
     def __len__(self) -> int:
         return int(self.lines.size)
@@ -70,6 +73,7 @@ class Ledger:
             values={k: v[index] for k, v in self.values.items()},
             codes={k: v[index] for k, v in self.codes.items()},
             labels=self.labels,
+            provenance=self.provenance,
         )
 
     def where(self, mask: NDArray[np.bool_]) -> Ledger:
@@ -192,6 +196,28 @@ class Ledger:
                 f"name must be a text field, got {name!r} ({f.kind})", argument="name"
             )
         return name
+
+    def unrecorded_mask(self, name: str) -> NDArray[np.bool_]:
+        """Per row, whether its source did not record the required field ``name`` (an imported run
+        that names it in ``not_recorded``); all False for a field every row must record."""
+        self._field(name)
+        lacking = np.zeros(len(self), dtype=bool)
+        if name not in NOT_RECORDABLE:
+            return lacking
+        codes, labels = self.codes["not_recorded"], self.labels["not_recorded"]
+        hit = [j for j, text in enumerate(labels) if name in {p.strip() for p in text.split(",")}]
+        if hit:
+            lacking = np.isin(codes, hit)
+        return lacking
+
+    def not_recorded(self) -> tuple[str, ...]:
+        """The required fields some row's source did not record, in the order of the fields."""
+        named = {p.strip() for text in self.distinct("not_recorded") for p in text.split(",")}
+        return tuple(n for n in NOT_RECORDABLE if n in named)
+
+    def source_of(self, run_id: str) -> Provenance | None:
+        """Where an imported run came from, or None (our own run, or a plain ledger file)."""
+        return self.provenance.get(run_id)
 
     # ------------------------------------------------------------------ tasks
 

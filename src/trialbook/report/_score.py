@@ -87,6 +87,14 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
         ],
         "quarantined": [{"task_id": t, "attempt_index": a} for t, a in run.quarantined],
         "infra_errors": {"attempts": run.infra_errors, "dropped": run.infra_errors_dropped},
+        "not_recorded": dict(run.not_recorded),
+        "source": None
+        if run.source is None
+        else {
+            "source": run.source.source,
+            "version": run.source.source_version,
+            "files": [{"path": f.path, "sha256": f.sha256} for f in run.source.files],
+        },
         "notes": list(run.notes),
     }
 
@@ -137,9 +145,27 @@ def _total(t: Total, digits: int = 2, unit: str = "") -> str:
     return f"not fully measured ({unit}{t.partial:,.{digits}f} over {t.known_attempts} attempts)"
 
 
+NOT_RECORDED = "not recorded by the source"
+
+
+def _recorded(run: RunScore, name: str, text: str) -> str:
+    """A companion figure of field ``name``, or what the source left unrecorded, never a made-up 0."""
+    lacking = run.not_recorded.get(name, 0)
+    if not lacking:
+        return text
+    if lacking >= run.attempts:
+        return NOT_RECORDED
+    return f"{text} (over {run.attempts - lacking} of {run.attempts} attempts; rest {NOT_RECORDED})"
+
+
 def _companions(run: RunScore) -> list[tuple[str, str]]:
     e, c = run.effort, run.cost
     infra = f"{_pct(e.infra_error_rate)} ({'dropped' if run.infra_errors_dropped else 'counted as failures'})"
+    seconds = (
+        f"{e.mean_elapsed_s:,.1f} / {e.median_elapsed_s:,.1f}"
+        if e.mean_elapsed_s == e.mean_elapsed_s  # NaN: no attempt records its time
+        else NOT_RECORDED
+    )
     return [
         ("attempts per task", _num(e.attempts_per_task)),
         (
@@ -148,18 +174,18 @@ def _companions(run: RunScore) -> list[tuple[str, str]]:
             if e.attempts_to_first_pass is None
             else _num(e.attempts_to_first_pass),
         ),
-        ("timeout rate", _pct(e.timeout_rate)),
+        ("timeout rate", _recorded(run, "timed_out", _pct(e.timeout_rate))),
         ("infrastructure-error rate", infra),
-        ("helper calls per attempt", _num(e.helper_calls_per_attempt)),
+        (
+            "helper calls per attempt",
+            _recorded(run, "helper_calls", _num(e.helper_calls_per_attempt)),
+        ),
         ("cache-hit rate", "not recorded" if e.cache_hit_rate is None else _pct(e.cache_hit_rate)),
         (
             "tool calls per attempt",
             "not recorded" if e.tool_calls_per_attempt is None else _num(e.tool_calls_per_attempt),
         ),
-        (
-            "mean / median seconds per attempt",
-            f"{e.mean_elapsed_s:,.1f} / {e.median_elapsed_s:,.1f}",
-        ),
+        ("mean / median seconds per attempt", _recorded(run, "elapsed_s", seconds)),
         ("total cost (all attempts)", _total(c.total_cost, 2, "$")),
         ("tokens in / out", f"{_total(c.tokens_in, 0)} / {_total(c.tokens_out, 0)}"),
         ("tasks with a pass", str(c.successful_tasks)),

@@ -26,7 +26,7 @@ def read_csv(path: Path, default_run: str) -> Ledger:
     # a byte order mark, as spreadsheets write it, is accepted as it is in JSONL
     data = data.removeprefix(codecs.BOM_UTF8)
     fast = _read_csv_fast(data, source, default_run)
-    if fast is not None:
+    if fast is not None and not fast.recorded("not_recorded"):  # see read_jsonl
         return fast
     return from_rows(source, _rows_csv(data, source), from_csv=True, default_run=default_run)
 

@@ -51,7 +51,9 @@ def read_jsonl(path: Path, default_run: str) -> Ledger:
     fast = _read_jsonl_native(data, source, default_run)
     if fast is None:
         fast = _read_jsonl_fast(data, source, default_run)
-    if fast is not None:
+    # rows of an imported run that leaves required fields unrecorded go the precise way: it alone
+    # sees a value given for a field that 'not_recorded' names
+    if fast is not None and not fast.recorded("not_recorded"):
         return fast
     return from_rows(source, _rows_jsonl(data, source), from_csv=False, default_run=default_run)
 

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 
 import numpy as np
 
+from trialbook.ledger._provenance import Provenance, SourceFile
 from trialbook.ledger._table import Ledger
 
-__all__ = ["RUN_EVENTS", "RunRecord", "RunStatus", "now", "record_from_rows", "run_values"]
+__all__ = [
+    "RUN_EVENTS",
+    "RunRecord",
+    "RunStatus",
+    "now",
+    "record_from_rows",
+    "record_from_stored",
+    "run_values",
+    "stored_provenance",
+]
 
 RUN_EVENTS = ("started", "resumed", "finished", "interrupted")
 
@@ -37,6 +48,21 @@ class RunRecord:
     """Why this run repeats an earlier one (a deliberate re-run is a new run, never an overwrite)."""
     origin: str | None = None
     """``trialbook run``, or ``import FILE``."""
+    source: str | None = None
+    """An imported run's source (the importer's name, e.g. ``tau-bench``); None for our own."""
+    source_version: str | None = None
+    """The source's version where its files say it."""
+    source_files: tuple[SourceFile, ...] = ()
+    """The files the import read, with their content hashes (JSON in the store)."""
+    source_notes: tuple[str, ...] = ()
+    """What the source dropped or cannot know; printed by every scorecard of the run."""
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """The run's source as a :class:`Provenance`, or None for a run of our own."""
+        if self.source is None:
+            return None
+        return Provenance(self.source, self.source_version, self.source_files, self.source_notes)
 
 
 @dataclass(frozen=True)
@@ -59,6 +85,12 @@ def now() -> str:
 def run_values(run: RunRecord) -> dict[str, object]:
     values = {f.name: getattr(run, f.name) for f in fields(RunRecord)}
     values["seeds"] = None if run.seeds is None else json.dumps(list(run.seeds))
+    values["source_files"] = (
+        json.dumps([{"path": f.path, "sha256": f.sha256} for f in run.source_files])
+        if run.source_files
+        else None
+    )
+    values["source_notes"] = json.dumps(list(run.source_notes)) if run.source_notes else None
     values["started_at"] = run.started_at or now()
     return values
 
@@ -76,6 +108,7 @@ def record_from_rows(ledger: Ledger, run: str, origin: str) -> RunRecord:
         return float(col[0]) if col.size == 1 and not math.isnan(col[0]) else None
 
     k = agreed_number("k_budget")
+    p = ledger.source_of(run)
     started = [s for s in rows.text("started_at").tolist() if s is not None]
     return RunRecord(
         run_id=run,
@@ -90,4 +123,42 @@ def record_from_rows(ledger: Ledger, run: str, origin: str) -> RunRecord:
         sandbox=agreed_text("sandbox"),
         started_at=min(started) if started else now(),
         origin=origin,
+        source=None if p is None else p.source,
+        source_version=None if p is None else p.source_version,
+        source_files=() if p is None else p.files,
+        source_notes=() if p is None else p.notes,
     )
+
+
+def record_from_stored(data: dict[str, object]) -> RunRecord:
+    """A run record from a row of the runs table (JSON columns decoded; columns an older schema
+    lacks are absent from ``data`` and take their defaults)."""
+    seeds = data.pop("seeds", None)
+    files = data.pop("source_files", None)
+    notes = data.pop("source_notes", None)
+    return RunRecord(
+        **data,  # type: ignore[arg-type]
+        seeds=None if seeds is None else tuple(json.loads(str(seeds))),
+        source_files=tuple(
+            SourceFile(str(f["path"]), str(f["sha256"])) for f in json.loads(str(files))
+        )
+        if files
+        else (),
+        source_notes=tuple(json.loads(str(notes))) if notes else (),
+    )
+
+
+def stored_provenance(conn: sqlite3.Connection) -> dict[str, Provenance]:
+    """The source of every imported run in the store (none in a store of a schema before 5)."""
+    present = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+    if "source" not in present:
+        return {}
+    names = ["run_id", "source", "source_version", "source_files", "source_notes"]
+    out: dict[str, Provenance] = {}
+    for row in conn.execute(
+        f"SELECT {', '.join(names)} FROM runs WHERE source IS NOT NULL ORDER BY rowid"
+    ):
+        record = record_from_stored(dict(zip(names, row, strict=True)))
+        if record.provenance is not None:
+            out[record.run_id] = record.provenance
+    return out

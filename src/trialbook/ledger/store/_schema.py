@@ -146,11 +146,90 @@ ALTER TABLE attempts ADD COLUMN "graded_after_timeout" INTEGER
     CHECK ("graded_after_timeout" IS NULL OR ("graded_after_timeout" IN (0, 1)));
 """
 
+
+# Schema 5: imported runs. A source may not record some required fields (a timeout, an elapsed
+# time): those columns become nullable, allowed NULL only where the row's not_recorded names them
+# (SQLite cannot drop NOT NULL in place, so the table is rebuilt, ids kept, inside the migration's
+# transaction; DROP TABLE fires no delete trigger). The runs table records each import's source,
+# its version, the files read with their hashes, and the notes every scorecard of the run prints.
+def _may_be_unrecorded(name: str) -> str:
+    return (
+        f"(\"{name}\" IS NOT NULL OR instr(',' || coalesce(\"not_recorded\", '') || ',', "
+        f"',{name},') > 0)"
+    )
+
+
+_V5_COLUMNS = """
+    id INTEGER PRIMARY KEY,
+    "run_id" TEXT NOT NULL REFERENCES runs(run_id),
+    "task_id" TEXT NOT NULL CHECK ("task_id" IS NULL OR (typeof("task_id") = 'text')),
+    "attempt_index" INTEGER NOT NULL CHECK ("attempt_index" IS NULL OR (typeof("attempt_index") = 'integer' AND "attempt_index" >= 0)),
+    "k_budget" INTEGER NOT NULL CHECK ("k_budget" IS NULL OR (typeof("k_budget") = 'integer' AND "k_budget" >= 1)),
+    "timeout_s" REAL CHECK ("timeout_s" IS NULL OR (typeof("timeout_s") IN ('real', 'integer') AND "timeout_s" > 0)),
+    "elapsed_s" REAL CHECK ("elapsed_s" IS NULL OR (typeof("elapsed_s") IN ('real', 'integer') AND "elapsed_s" >= 0)),
+    "passed" INTEGER NOT NULL CHECK ("passed" IS NULL OR ("passed" IN (0, 1))),
+    "timed_out" INTEGER CHECK ("timed_out" IS NULL OR ("timed_out" IN (0, 1))),
+    "helper_calls" INTEGER CHECK ("helper_calls" IS NULL OR (typeof("helper_calls") = 'integer' AND "helper_calls" >= 0)),
+    "oracle_leak" INTEGER CHECK ("oracle_leak" IS NULL OR ("oracle_leak" IN (0, 1))),
+    "system" TEXT CHECK ("system" IS NULL OR (typeof("system") = 'text')),
+    "dataset_id" TEXT CHECK ("dataset_id" IS NULL OR (typeof("dataset_id") = 'text')),
+    "status" TEXT CHECK ("status" IS NULL OR (typeof("status") = 'text')),
+    "score" REAL CHECK ("score" IS NULL OR (typeof("score") IN ('real', 'integer') AND "score" >= 0 AND "score" <= 1)),
+    "error" TEXT CHECK ("error" IS NULL OR (typeof("error") = 'text')),
+    "stratum" TEXT CHECK ("stratum" IS NULL OR (typeof("stratum") = 'text')),
+    "weight" REAL CHECK ("weight" IS NULL OR (typeof("weight") IN ('real', 'integer') AND "weight" > 0)),
+    "seed" INTEGER CHECK ("seed" IS NULL OR (typeof("seed") = 'integer')),
+    "temperature" REAL CHECK ("temperature" IS NULL OR (typeof("temperature") IN ('real', 'integer') AND "temperature" >= 0)),
+    "fixture_hash" TEXT CHECK ("fixture_hash" IS NULL OR (typeof("fixture_hash") = 'text')),
+    "cache_hit" INTEGER CHECK ("cache_hit" IS NULL OR ("cache_hit" IN (0, 1))),
+    "tokens_in" INTEGER CHECK ("tokens_in" IS NULL OR (typeof("tokens_in") = 'integer' AND "tokens_in" >= 0)),
+    "tokens_out" INTEGER CHECK ("tokens_out" IS NULL OR (typeof("tokens_out") = 'integer' AND "tokens_out" >= 0)),
+    "tool_calls" INTEGER CHECK ("tool_calls" IS NULL OR (typeof("tool_calls") = 'integer' AND "tool_calls" >= 0)),
+    "cost" REAL CHECK ("cost" IS NULL OR (typeof("cost") IN ('real', 'integer') AND "cost" >= 0)),
+    "model_version" TEXT CHECK ("model_version" IS NULL OR (typeof("model_version") = 'text')),
+    "grader_version" TEXT CHECK ("grader_version" IS NULL OR (typeof("grader_version") = 'text')),
+    "harness_version" TEXT CHECK ("harness_version" IS NULL OR (typeof("harness_version") = 'text')),
+    "sandbox" TEXT CHECK ("sandbox" IS NULL OR (typeof("sandbox") = 'text')),
+    "started_at" TEXT CHECK ("started_at" IS NULL OR (typeof("started_at") = 'text')),
+    "finished_at" TEXT CHECK ("finished_at" IS NULL OR (typeof("finished_at") = 'text')),
+    "transcript" TEXT CHECK ("transcript" IS NULL OR (typeof("transcript") = 'text')),
+    "selected" INTEGER CHECK ("selected" IS NULL OR ("selected" IN (0, 1))),
+    "graded_after_timeout" INTEGER CHECK ("graded_after_timeout" IS NULL OR ("graded_after_timeout" IN (0, 1))),
+    "not_recorded" TEXT CHECK ("not_recorded" IS NULL OR (typeof("not_recorded") = 'text' AND length("not_recorded") > 0)),
+"""
+_V5_OLD = (
+    "id, run_id, task_id, attempt_index, k_budget, timeout_s, elapsed_s, passed, timed_out, "
+    "helper_calls, oracle_leak, system, dataset_id, status, score, error, stratum, weight, seed, "
+    "temperature, fixture_hash, cache_hit, tokens_in, tokens_out, tool_calls, cost, model_version, "
+    "grader_version, harness_version, sandbox, started_at, finished_at, transcript, selected, "
+    "graded_after_timeout"
+)
+_V5 = f"""
+DROP VIEW run_summary;
+CREATE TABLE attempts_v5 ({_V5_COLUMNS}
+    CHECK ({" AND ".join(_may_be_unrecorded(n) for n in ("timeout_s", "elapsed_s", "timed_out", "helper_calls", "oracle_leak"))}),
+    UNIQUE (run_id, task_id, attempt_index)
+);
+INSERT INTO attempts_v5 ({_V5_OLD}) SELECT {_V5_OLD} FROM attempts;
+DROP TABLE attempts;
+ALTER TABLE attempts_v5 RENAME TO attempts;
+CREATE TRIGGER attempts_no_update BEFORE UPDATE ON attempts
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempts rows are never updated'); END;
+CREATE TRIGGER attempts_no_delete BEFORE DELETE ON attempts
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempts rows are never deleted'); END;
+{_V3}
+ALTER TABLE runs ADD COLUMN source TEXT;
+ALTER TABLE runs ADD COLUMN source_version TEXT;
+ALTER TABLE runs ADD COLUMN source_files TEXT;
+ALTER TABLE runs ADD COLUMN source_notes TEXT;
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
     (3, "run_summary view", _V3),
     (4, "graded_after_timeout", _V4),
+    (5, "imported runs: not_recorded, and the source of each import", _V5),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from trialbook.errors import LedgerError, Problem
-from trialbook.ledger._fields import FIELDS
+from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE
 from trialbook.ledger._paths import ledger_file_problem
 from trialbook.ledger._rows import inexact, ledger_from_rows, ledger_tuples
 from trialbook.ledger._rules import check_rules
@@ -36,12 +36,14 @@ from trialbook.ledger.store._records import (
     RunStatus,
     now,
     record_from_rows,
+    record_from_stored,
     run_values,
+    stored_provenance,
 )
 from trialbook.ledger.store._schema import MIGRATIONS, SCHEMA_VERSION, statements
 from trialbook.ledger.store._writer import COLUMNS, INSERT, Prepared
 
-__all__ = ["BUSY_TIMEOUT_MS", "LedgerStore", "import_files", "read_store"]
+__all__ = ["BUSY_TIMEOUT_MS", "LedgerStore"]
 
 BUSY_TIMEOUT_MS = 60_000
 
@@ -350,12 +352,12 @@ class LedgerStore:
     def runs(self) -> list[RunStatus]:
         """Every run with its latest event and attempt counts, in order of creation."""
         out: list[RunStatus] = []
-        names = [f.name for f in fields(RunRecord)]
+        # a store of an older schema, read without migrating, lacks the newer run columns
+        present = {r[1] for r in self._conn.execute("PRAGMA table_info(runs)")}
+        names = [f.name for f in fields(RunRecord) if f.name in present]
         rows = self._conn.execute(f"SELECT {', '.join(names)} FROM runs ORDER BY rowid").fetchall()
         for row in rows:
-            data = dict(zip(names, row, strict=True))
-            seeds = data.pop("seeds")
-            record = RunRecord(**data, seeds=None if seeds is None else tuple(json.loads(seeds)))
+            record = record_from_stored(dict(zip(names, row, strict=True)))
             last = self._conn.execute(
                 "SELECT event, at FROM run_events WHERE run_id = ? ORDER BY id DESC LIMIT 1",
                 (record.run_id,),
@@ -443,9 +445,21 @@ class LedgerStore:
             else:
                 if f.kind == "int" and not f.required and (bad := inexact(f.name, col, ids, src)):
                     raise LedgerError(bad)
+                if f.required and f.name in NOT_RECORDABLE:
+                    # NULL: not recorded by the source (the table's CHECK holds not_recorded to it)
+                    fill = math.nan if f.kind == "float" else 0
+                    col = tuple(fill if v is None else v for v in col)
                 # None (not recorded) becomes NaN in a float column; required ones hold none
                 values[f.name] = np.array(col, dtype=DTYPE[f.kind] if f.required else np.float64)
-        ledger = Ledger(source=str(self.path), lines=ids, values=values, codes=codes, labels=labels)
+        provenance = stored_provenance(self._conn)
+        ledger = Ledger(
+            source=str(self.path),
+            lines=ids,
+            values=values,
+            codes=codes,
+            labels=labels,
+            provenance=provenance,
+        )
         problems = check_rules(ledger)
         if problems:
             raise LedgerError(problems)
@@ -464,29 +478,3 @@ class LedgerStore:
 
     def __exit__(self, *_: object) -> None:
         self.close()
-
-
-def read_store(path: Path, run_id: str | None = None) -> Ledger:
-    """Read a ``.db`` ledger read-only (no migration, no lock held beyond the read)."""
-    with LedgerStore(path, readonly=True) as store:
-        try:
-            return store.read(run_id)
-        except sqlite3.DatabaseError as exc:
-            raise LedgerError([Problem(0, f"cannot read the ledger: {exc}", str(path))]) from None
-
-
-def import_files(path: Path, ledgers: Sequence[Ledger]) -> int:
-    """Append validated ledgers to the store at ``path`` in one transaction.
-
-    If the store did not exist and the import is refused, the new file is removed again: an import
-    that fails writes nothing.
-    """
-    created = not path.exists()
-    try:
-        with LedgerStore(path) as store:
-            return store.import_ledgers(ledgers)
-    except BaseException:
-        if created:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(str(path) + suffix).unlink(missing_ok=True)
-        raise

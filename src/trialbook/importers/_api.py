@@ -1,0 +1,102 @@
+"""From source files to a validated :class:`Ledger`: what ``trialbook import`` and ``score --source``
+call. All or nothing: every file is read and every row validated before anything is returned."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from trialbook.errors import ArgumentError, LedgerError, Problem
+from trialbook.importers._base import ImportedRun, ImportOptions
+from trialbook.importers._registry import detect_source, get_importer
+from trialbook.ledger import Ledger, Provenance, ledger_from_rows, read_ledger
+from trialbook.ledger.formats import format_of
+
+__all__ = ["LEDGER_SOURCES", "imported_ledger", "read_runs", "read_source", "source_for"]
+
+LEDGER_SOURCES = ("jsonl", "csv")
+"""Our own interchange formats, read by :mod:`trialbook.ledger` (not importers)."""
+
+
+def read_runs(source: str, paths: Sequence[Path], options: ImportOptions) -> list[ImportedRun]:
+    """Every run the importer ``source`` reads from ``paths`` (raises on the first bad file)."""
+    if not paths:
+        raise ArgumentError("paths: give at least one file", argument="paths")
+    runs = list(get_importer(source).read(paths, options))
+    seen: set[str] = set()
+    for run in runs:
+        if run.run_id in seen:
+            raise ArgumentError(
+                f"two runs read from {source} files are both called {run.run_id!r}: import them "
+                "separately, or name them with --run-id one at a time",
+                argument="run_id",
+            )
+        seen.add(run.run_id)
+    return runs
+
+
+def imported_ledger(runs: Sequence[ImportedRun], source: str) -> Ledger:
+    """The rows of imported runs validated as one ledger (every rule of a ledger file), each run
+    carrying its provenance. ``source`` names the ledger in messages."""
+    rows = [row for run in runs for row in run.rows]
+    if not rows:
+        raise ArgumentError("the files hold no attempt", argument="paths")
+    ledger = ledger_from_rows(rows, source)
+    return replace(
+        ledger,
+        provenance={
+            run.run_id: Provenance(run.source, run.source_version, run.files, run.notes)
+            for run in runs
+        },
+    )
+
+
+def source_for(path: Path, source: str | None) -> str | None:
+    """The importer to read ``path`` with: ``source`` if given (a ledger format name means none);
+    else None for a ledger file (.db, .jsonl, .csv), else the one importer that recognises it.
+    A .json or .eval file nothing recognises is an ArgumentError asking for the source; any other
+    is left to the ledger reader (which names the suffixes it reads)."""
+    if source is not None:
+        return None if source in LEDGER_SOURCES else get_importer(source).name
+    if format_of(path) is not None:
+        return None
+    if not path.exists():
+        raise LedgerError([Problem(0, "no such file", str(path))])
+    found = detect_source(path)
+    if found is None and path.suffix.lower() not in (".json", ".eval"):
+        return None  # read as a ledger, whose reader names the suffixes it reads
+    if found is None:
+        raise ArgumentError(
+            f"{path}: not a ledger (.db, .jsonl, .csv) and no importer recognises it; name its "
+            "source with --source",
+            argument="source",
+        )
+    return found.name
+
+
+def read_source(
+    paths: Sequence[Path], source: str | None = None, options: ImportOptions | None = None
+) -> Ledger:
+    """A ledger from ``paths``: a ledger file read as it is, or source files through their
+    importer (named, or detected where the format is unambiguous)."""
+    options = options or ImportOptions()
+    if not paths:
+        raise ArgumentError("paths: give at least one file", argument="paths")
+    names = {source_for(p, source) for p in paths}
+    if len(names) > 1:
+        raise ArgumentError(
+            "the files are of different kinds: give files of one source", argument="source"
+        )
+    name = names.pop()
+    if name is None:
+        for option in ("system", "as_attempts", "scorer"):
+            if getattr(options, option) is not None:
+                raise ArgumentError(
+                    f"{option} applies to other harnesses' files, not to a ledger", argument=option
+                )
+        if len(paths) > 1:
+            raise ArgumentError("give one ledger file at a time", argument="paths")
+        return read_ledger(paths[0], default_run=options.run_id)
+    label = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1})"
+    return imported_ledger(read_runs(name, paths, options), label)
