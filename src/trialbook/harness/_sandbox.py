@@ -1,9 +1,10 @@
 """Sandbox tiers: how one command (an agent or a grader) is wrapped before it is started.
 
 ``bwrap`` (bubblewrap): its own pid, ipc and uts namespaces and, unless the task opts in, its own network
-namespace (loopback only); the host file system mounted read-only; only the workspace and the attempt's
-io folder writable; the suite folder, the ledger folder and every other attempt's folder hidden behind
-empty tmpfs mounts; a fresh /proc (the harness and its environment are not visible), a fresh /tmp; the
+namespace (loopback only); of the host only the system folders, the Python running trialbook and
+what the command names, read-only; only the workspace and the attempt's io folder writable; the suite
+folder, the ledger folder and every other attempt's folder not there (behind an empty tmpfs where a
+shown folder contains one); a fresh /proc (the harness and its environment are not visible), a fresh /tmp; the
 environment cleared; ``--die-with-parent`` so the whole sandbox dies with the harness. Every
 capability is dropped (also when the harness runs as root) and, where bwrap allows it, the sandbox has
 its own user namespace in which no further one can be made: mount, umount, remount and raw sockets
