@@ -252,8 +252,9 @@ def test_an_agent_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Path,
 @pytest.fixture
 def outside_tmp() -> Any:
     """A scratch folder outside /tmp: the bwrap tier gives every command a fresh /tmp, which would
-    hide a suite or ledger under /tmp whether or not the harness hides them itself."""
-    base = ROOT / ".test-work"
+    hide a suite or ledger under /tmp whether or not the harness hides them itself. Under
+    ``$TRIALBOOK_TEST_WORK`` when set (an unprivileged user's run, test_as_a_user.py)."""
+    base = Path(os.environ.get("TRIALBOOK_TEST_WORK") or ROOT / ".test-work")
     base.mkdir(exist_ok=True)
     folder = Path(tempfile.mkdtemp(dir=base))
     yield folder
