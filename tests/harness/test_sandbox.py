@@ -66,3 +66,21 @@ def test_the_limits_prefix_runs_where_sh_is_dash_or_bash(shell: str) -> None:
     out = subprocess.run([path, "-c", script], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == str(Limits(cpu_s=5, memory_mb=1024).processes)
+
+
+def test_a_hidden_folder_the_command_names_is_neither_shown_nor_covered(tmp_path: Path) -> None:
+    """Naming the suite in the command must not show it, nor make a mount point for a tmpfs over it
+    (the mount point's parents would then exist, writable, in the sandbox's /var/tmp, and
+    mountinfo would name the suite)."""
+    suite = tmp_path / "project" / "suite"
+    (suite / "tasks" / "t" / "oracle").mkdir(parents=True)
+    (suite / "tasks" / "t" / "oracle" / "answer.txt").write_text("42\n")
+    argv = wrap(
+        "bwrap",
+        f"python3 attack.py {suite} {suite}/tasks/t/oracle/answer.txt",
+        SandboxSpec(workspace=tmp_path / "ws", hidden=(suite,)),
+        {"PATH": "/usr/bin:/bin"},
+        Limits(cpu_s=1),
+    )
+    mounts = argv[: argv.index("--")]  # the command itself comes after
+    assert not any(str(suite) in a for a in mounts), mounts

@@ -416,19 +416,17 @@ def _reclaim(top: Path, folders: tuple[Path, ...]) -> None:
             continue
         try:
             info = os.lstat(folder)
-            if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o700 == 0o700:
-                continue
-            # a surviving process may swap the folder for a symlink after the lstat: change the
-            # mode through a descriptor opened without following one, never through the path
-            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError:
-            continue  # gone, a symlink, or not ours: what uses it next says so
+            continue  # gone: what uses it next says so
+        if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o700 == 0o700:
+            continue
+        # A surviving process may swap the folder for a symlink after the lstat: change the mode
+        # without following one (fchmodat with AT_SYMLINK_NOFOLLOW refuses a link). Not through a
+        # descriptor: a folder of mode 000 cannot be opened by its owner unless that is root.
         try:
-            os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) | 0o700)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+            os.chmod(folder, stat.S_IMODE(info.st_mode) | 0o700, follow_symlinks=False)
+        except (OSError, NotImplementedError):
+            continue  # a symlink now, or not ours: what uses it next says so
 
 
 def _remove(folder: Path) -> None:

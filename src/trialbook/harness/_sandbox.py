@@ -233,10 +233,10 @@ def wrap(
     # prefixes and import path, so that `python -m ...` works inside) and the programs and files the
     # command names by absolute path, with the folders they live in, all read-only.
     bound = _outermost([*_python_paths(), *_named_paths(command, env.get("PATH", ""))])
-    bound = [b for b in bound if not _under(b, _SYSTEM_FOLDERS)]
+    # never one inside a hidden folder (a path into the suite stays unreachable), nor one already shown
+    bound = [b for b in bound if not _under(b, _SYSTEM_FOLDERS) and not _under(b, spec.hidden)]
     for path in bound:
-        if not _under(path, spec.hidden):
-            args += ["--ro-bind", str(path), str(path)]
+        args += ["--ro-bind", str(path), str(path)]
     if spec.network:
         for resolver in _RESOLVER_PATHS:  # name resolution, when /etc/resolv.conf points into /run
             if Path(resolver).exists():
