@@ -12,6 +12,7 @@ nothing to add here.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -60,14 +61,18 @@ def _make_user() -> str | None:
 
 
 def _runs_the_tests(python: str) -> bool:
-    return _as_user(python, "-c", "import trialbook, pytest, pytest_timeout").returncode == 0
+    """Whether the user can run ``python`` with pytest and THIS project's trialbook."""
+    check = "import pytest, pytest_timeout, trialbook; print(trialbook.__file__)"
+    done = _as_user(python, "-c", check)
+    here = str(ROOT / "src" / "trialbook" / "__init__.py")
+    return done.returncode == 0 and done.stdout.strip() == here
 
 
 def _user_python() -> tuple[str | None, str]:
     """A Python the user can run the tests with, or None and why there is none."""
     if _runs_the_tests(sys.executable):
         return sys.executable, ""
-    venv = Path("/var/tmp/trialbook-test-user-venv")
+    venv = Path(f"/var/tmp/trialbook-test-user-venv-{hashlib.sha256(bytes(ROOT)).hexdigest()[:12]}")
     python = str(venv / "bin" / "python")
     if venv.exists() and _runs_the_tests(python):
         return python, ""
