@@ -39,3 +39,50 @@ def test_a_sparse_stdout_is_not_kept_whole(outside_tmp: Path, tier: str) -> None
     kept = outside_tmp / "out" / str(row["transcript"]) / "agent.stdout"
     size = kept.stat().st_size if kept.exists() else 0
     assert size <= KEPT_AT_MOST, f"kept {size >> 20} MiB of stdout the agent wrote for free"
+
+
+@pytest.fixture
+def small_ledger_dir(outside_tmp: Path) -> object:  # noqa: F811
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    out = outside_tmp / "out"
+    out.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tbred-out", str(out)], check=True)
+    yield out
+    subprocess.run(["umount", "-l", str(out)], check=False)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_free_output_cannot_make_the_run_impossible_to_finish(
+    outside_tmp: Path, small_ledger_dir: Path, tier: str  # noqa: F811
+) -> None:
+    """The same sparse-output attack against the ledger's disk (a 32 MiB tmpfs here standing for a
+    real disk that ~36 such attempts fill): each attempt hands the driver 64 MiB that it writes
+    beside the ledger. Expected: the rows are written (output truncated, noted in ``error``) and
+    the run finishes. Observed: ``sqlite3.OperationalError: database or disk is full`` — the run
+    stops, and ``--resume`` stops the same way (the transcripts already written fill the disk)."""
+    from tests.conftest import make_suite
+    from trialbook.harness import RunOptions, run_suite
+
+    suite = make_suite(
+        outside_tmp / "suite",
+        {"t": {"grader": "test -f done.txt"}, "u": {"grader": "test -f done.txt"}},
+        k=1,
+    )
+    agent = (
+        "python -c \"import os; os.lseek(1, (64 << 20) - 1, 0); os.write(1, b'x')\"; touch done.txt"
+    )
+    result = run_suite(
+        RunOptions(
+            suite=suite,
+            agent=agent,
+            ledger=small_ledger_dir / "ledger.db",
+            system="s",
+            sandbox=tier,
+            grace_s=0.5,
+        )
+    )
+    assert result.written == 2
