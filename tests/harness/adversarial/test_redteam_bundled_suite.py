@@ -35,7 +35,7 @@ from trialbook.suite import LOCK_NAME, freeze, load_suite, write_lock
 BWRAP = [t for t in TIERS if (getattr(t, "values", None) or (t,))[0] == "bwrap"]
 
 READ_OWN_ORACLE = (
-    "python -c \"import os, pathlib, trialbook.demo as d; "
+    'python -c "import os, pathlib, trialbook.demo as d; '
     "o = pathlib.Path(d.__file__).parent / 'suite' / 'tasks' / os.environ['TRIALBOOK_TASK_ID'] / 'oracle'; "
     "[print(p.read_text()) for p in sorted(o.glob('test_*.py'))]\""
 )
@@ -47,7 +47,9 @@ def test_the_demo_agents_cannot_read_the_bundled_oracles(outside_tmp: Path, tier
     shutil.copytree(SUITE_DIR, suite_dir, ignore=shutil.ignore_patterns(LOCK_NAME, "__pycache__"))
     toml = suite_dir / "suite.toml"
     toml.write_text(
-        toml.read_text().replace("k = 5", "k = 1").replace("seeds = [11, 12, 13, 14, 15]", "seeds = [11]")
+        toml.read_text()
+        .replace("k = 5", "k = 1")
+        .replace("seeds = [11, 12, 13, 14, 15]", "seeds = [11]")
     )
     suite = load_suite(suite_dir)
     write_lock(suite, freeze(suite))
@@ -67,4 +69,6 @@ def test_the_demo_agents_cannot_read_the_bundled_oracles(outside_tmp: Path, tier
     assert rows
     for row in rows:
         out = transcript(outside_tmp, row)
-        assert "unittest" not in out, f"{row['task_id']}: the agent printed its oracle:\n{out[:300]}"
+        assert "unittest" not in out, (
+            f"{row['task_id']}: the agent printed its oracle:\n{out[:300]}"
+        )

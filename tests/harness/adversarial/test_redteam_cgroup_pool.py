@@ -32,8 +32,8 @@ from trialbook.harness._cgroup import Cgroup, available, not_capped
 from trialbook.harness._process import TOKEN_VAR, run_command
 
 ALLOCATE = (
-    "python3 -c 'b = bytearray(40 << 20); b[::4096] = b\"x\" * len(b[::4096])'"
-)  # touch 40 MiB
+    "python3 -c 'b = bytearray(40 << 20); b[::4096] = b\"x\" * len(b[::4096])'"  # touch 40 MiB
+)
 
 
 def _run(script: str, memory_mb: int = 64) -> int | None:

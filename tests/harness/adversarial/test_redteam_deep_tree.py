@@ -48,7 +48,9 @@ def own_tmpdir(outside_tmp: Path) -> Any:  # noqa: F811
     subprocess.run(["rm", "-rf", str(scratch)], check=False)
 
 
-def _cli(suite: Path, ledger: Path, agent: str, tier: str, tmpdir: Path) -> subprocess.CompletedProcess[str]:
+def _cli(
+    suite: Path, ledger: Path, agent: str, tier: str, tmpdir: Path
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "trialbook", "run", str(suite), "--agent", agent,
          "--ledger", str(ledger), "--system", "s", "--run-id", unique_run_id(), "--sandbox", tier],
@@ -61,7 +63,9 @@ def _cli(suite: Path, ledger: Path, agent: str, tier: str, tmpdir: Path) -> subp
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_a_deep_tree_in_the_workspace_is_the_agents_data(
-    outside_tmp: Path, own_tmpdir: Path, tier: str  # noqa: F811
+    outside_tmp: Path,
+    own_tmpdir: Path,
+    tier: str,  # noqa: F811
 ) -> None:
     suite = make_suite(outside_tmp / "suite", {"t": {"grader": "true"}}, k=1)
     ledger = outside_tmp / "out" / "ledger.db"

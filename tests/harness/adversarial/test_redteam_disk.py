@@ -53,7 +53,9 @@ def small_tmpdir(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Any:  # 
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_filling_the_disk_is_the_agents_failure(
-    outside_tmp: Path, small_tmpdir: Path, tier: str  # noqa: F811
+    outside_tmp: Path,
+    small_tmpdir: Path,
+    tier: str,  # noqa: F811
 ) -> None:
     oracle = {"answer.txt": "x" * 200_000}
     (row,) = run(outside_tmp, {"t": {"grader": "true", "oracle": oracle}}, FILL, tier)

@@ -39,7 +39,8 @@ COUNT = "python -c \"import os; print(sum(d.isdigit() for d in os.listdir('/' + 
 
 @pytest.mark.parametrize("tier", BWRAP)
 def test_the_sandbox_keeps_its_own_proc_when_the_command_names_one(
-    outside_tmp: Path, tier: str  # noqa: F811
+    outside_tmp: Path,
+    tier: str,  # noqa: F811
 ) -> None:
     # the same listing, once without naming /proc, once naming /proc/cpuinfo
     plain = f"{COUNT}; touch done.txt"
@@ -54,6 +55,6 @@ def test_the_sandbox_keeps_its_own_proc_when_the_command_names_one(
 
 @pytest.mark.parametrize("tier", BWRAP)
 def test_dev_null_works_when_the_command_names_it(outside_tmp: Path, tier: str) -> None:  # noqa: F811
-    agent = "python -c 'open(\"/dev/null\", \"w\").write(\"x\")' --log /dev/null && touch done.txt"
+    agent = 'python -c \'open("/dev/null", "w").write("x")\' --log /dev/null && touch done.txt'
     (row,) = run(outside_tmp, {"t": CHECK}, agent, tier)
     assert row["status"] == "passed", transcript(outside_tmp, row, "agent.stderr")

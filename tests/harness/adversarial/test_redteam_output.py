@@ -57,7 +57,9 @@ def small_ledger_dir(outside_tmp: Path) -> object:  # noqa: F811
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_free_output_cannot_make_the_run_impossible_to_finish(
-    outside_tmp: Path, small_ledger_dir: Path, tier: str  # noqa: F811
+    outside_tmp: Path,
+    small_ledger_dir: Path,
+    tier: str,  # noqa: F811
 ) -> None:
     """The same sparse-output attack against the ledger's disk (a 32 MiB tmpfs here standing for a
     real disk that ~36 such attempts fill): each attempt hands the driver 64 MiB that it writes

@@ -19,9 +19,8 @@ Suggested fix: hide the whole ``<ledger stem>.transcripts`` folder (every run), 
 
 from __future__ import annotations
 
-import os
-import sys
 import shutil
+import sys
 import uuid
 from pathlib import Path
 
