@@ -21,6 +21,7 @@ at least document that a suite copied out of a shown folder is readable at its s
 
 from __future__ import annotations
 
+# ruff: noqa: F811  (pytest fixtures imported from tests.harness.test_run)
 import shutil
 from pathlib import Path
 
@@ -42,7 +43,7 @@ READ_OWN_ORACLE = (
 
 
 @pytest.mark.parametrize("tier", BWRAP)
-def test_the_demo_agents_cannot_read_the_bundled_oracles(outside_tmp: Path, tier: str) -> None:  # noqa: F811
+def test_the_demo_agents_cannot_read_the_bundled_oracles(outside_tmp: Path, tier: str) -> None:
     suite_dir = outside_tmp / "out" / "suite"
     shutil.copytree(SUITE_DIR, suite_dir, ignore=shutil.ignore_patterns(LOCK_NAME, "__pycache__"))
     toml = suite_dir / "suite.toml"

@@ -25,6 +25,7 @@ never a crash.
 
 from __future__ import annotations
 
+# ruff: noqa: F811  (pytest fixtures imported from tests.harness.test_run)
 import os
 import subprocess
 import sys
@@ -41,7 +42,7 @@ DEEP = "python -c \"import os\nfor _ in range(3000):\n    os.mkdir('d'); os.chdi
 
 
 @pytest.fixture
-def own_tmpdir(outside_tmp: Path) -> Any:  # noqa: F811
+def own_tmpdir(outside_tmp: Path) -> Any:
     scratch = outside_tmp / "scratch"
     scratch.mkdir()
     yield scratch
@@ -65,7 +66,7 @@ def _cli(
 def test_a_deep_tree_in_the_workspace_is_the_agents_data(
     outside_tmp: Path,
     own_tmpdir: Path,
-    tier: str,  # noqa: F811
+    tier: str,
 ) -> None:
     suite = make_suite(outside_tmp / "suite", {"t": {"grader": "true"}}, k=1)
     ledger = outside_tmp / "out" / "ledger.db"

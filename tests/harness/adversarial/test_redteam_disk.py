@@ -19,6 +19,7 @@ has run, an ENOSPC is the agent's failure.
 
 from __future__ import annotations
 
+# ruff: noqa: F811  (pytest fixtures imported from tests.harness.test_run)
 import os
 import subprocess
 import tempfile
@@ -39,7 +40,7 @@ FILL = (
 
 
 @pytest.fixture
-def small_tmpdir(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Any:  # noqa: F811
+def small_tmpdir(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs needs root")
     mnt = outside_tmp / "small"
@@ -55,7 +56,7 @@ def small_tmpdir(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Any:  # 
 def test_filling_the_disk_is_the_agents_failure(
     outside_tmp: Path,
     small_tmpdir: Path,
-    tier: str,  # noqa: F811
+    tier: str,
 ) -> None:
     oracle = {"answer.txt": "x" * 200_000}
     (row,) = run(outside_tmp, {"t": {"grader": "true", "oracle": oracle}}, FILL, tier)

@@ -22,6 +22,7 @@ outside the workspace.
 
 from __future__ import annotations
 
+# ruff: noqa: F811  (pytest fixtures imported from tests.harness.test_run)
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ GRADER = 'python -I -m trialbook.harness.grading "$TRIALBOOK_ORACLE_DIR"'
 
 
 @pytest.mark.parametrize("tier", TIERS)
-def test_workspace_code_cannot_forge_the_score(outside_tmp: Path, tier: str) -> None:  # noqa: F811
+def test_workspace_code_cannot_forge_the_score(outside_tmp: Path, tier: str) -> None:
     # a copy of the forging module outside the hidden folders, named by the agent command
     forge = outside_tmp / "agent" / "forge_score.py"
     forge.parent.mkdir()

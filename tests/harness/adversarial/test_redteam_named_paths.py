@@ -25,6 +25,7 @@ has the same problem: other runs' scratch folders, oracle copies included).
 
 from __future__ import annotations
 
+# ruff: noqa: F811  (pytest fixtures imported from tests.harness.test_run)
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ COUNT = "python -c \"import os; print(sum(d.isdigit() for d in os.listdir('/' + 
 @pytest.mark.parametrize("tier", BWRAP)
 def test_the_sandbox_keeps_its_own_proc_when_the_command_names_one(
     outside_tmp: Path,
-    tier: str,  # noqa: F811
+    tier: str,
 ) -> None:
     # the same listing, once without naming /proc, once naming /proc/cpuinfo
     plain = f"{COUNT}; touch done.txt"
@@ -54,7 +55,7 @@ def test_the_sandbox_keeps_its_own_proc_when_the_command_names_one(
 
 
 @pytest.mark.parametrize("tier", BWRAP)
-def test_dev_null_works_when_the_command_names_it(outside_tmp: Path, tier: str) -> None:  # noqa: F811
+def test_dev_null_works_when_the_command_names_it(outside_tmp: Path, tier: str) -> None:
     agent = 'python -c \'open("/dev/null", "w").write("x")\' --log /dev/null && touch done.txt'
     (row,) = run(outside_tmp, {"t": CHECK}, agent, tier)
     assert row["status"] == "passed", transcript(outside_tmp, row, "agent.stderr")

@@ -20,6 +20,7 @@ Suggested fix: read at most N MiB of each stream (head and tail), note the trunc
 
 from __future__ import annotations
 
+# ruff: noqa: F811  (pytest fixtures imported from tests.harness.test_run)
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,7 @@ KEPT_AT_MOST = 16 << 20
 
 
 @pytest.mark.parametrize("tier", TIERS)
-def test_a_sparse_stdout_is_not_kept_whole(outside_tmp: Path, tier: str) -> None:  # noqa: F811
+def test_a_sparse_stdout_is_not_kept_whole(outside_tmp: Path, tier: str) -> None:
     (row,) = run(outside_tmp, {"t": {"grader": "test -f done.txt"}}, SPARSE, tier)
     assert row["status"] == "passed"
     kept = outside_tmp / "out" / str(row["transcript"]) / "agent.stdout"
@@ -42,7 +43,7 @@ def test_a_sparse_stdout_is_not_kept_whole(outside_tmp: Path, tier: str) -> None
 
 
 @pytest.fixture
-def small_ledger_dir(outside_tmp: Path) -> object:  # noqa: F811
+def small_ledger_dir(outside_tmp: Path) -> object:
     import os
     import subprocess
 
@@ -59,7 +60,7 @@ def small_ledger_dir(outside_tmp: Path) -> object:  # noqa: F811
 def test_free_output_cannot_make_the_run_impossible_to_finish(
     outside_tmp: Path,
     small_ledger_dir: Path,
-    tier: str,  # noqa: F811
+    tier: str,
 ) -> None:
     """The same sparse-output attack against the ledger's disk (a 32 MiB tmpfs here standing for a
     real disk that ~36 such attempts fill): each attempt hands the driver 64 MiB that it writes

@@ -24,6 +24,7 @@ host root is writable by owner mode.
 
 from __future__ import annotations
 
+# ruff: noqa: F811  (pytest fixtures imported from tests.harness.test_run)
 import os
 from pathlib import Path
 
@@ -37,7 +38,7 @@ BWRAP = [t for t in TIERS if (getattr(t, "values", None) or (t,))[0] == "bwrap"]
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the hole is euid 0's: run as root (CI does)")
 @pytest.mark.parametrize("tier", BWRAP)
-def test_a_root_agent_cannot_open_host_sysctls_for_writing(outside_tmp: Path, tier: str) -> None:  # noqa: F811
+def test_a_root_agent_cannot_open_host_sysctls_for_writing(outside_tmp: Path, tier: str) -> None:
     script = outside_tmp / "agent" / "sysctl_open.py"
     script.parent.mkdir()
     script.write_text((HERE / "sysctl_open.py").read_text())

@@ -19,6 +19,7 @@ Suggested fix: hide the whole ``<ledger stem>.transcripts`` folder (every run), 
 
 from __future__ import annotations
 
+# ruff: noqa: F811  (pytest fixtures imported from tests.harness.test_run)
 import shutil
 import sys
 import uuid
@@ -52,7 +53,7 @@ def project() -> object:
 )
 @pytest.mark.parametrize("tier", BWRAP)
 def test_earlier_runs_transcripts_are_not_readable(
-    outside_tmp: Path,  # noqa: F811
+    outside_tmp: Path,
     project: tuple[Path, str],
     tier: str,
 ) -> None:
