@@ -18,6 +18,9 @@ Expected: the sandbox's own ``/proc`` (only its own few processes) and a working
 whatever the command names. Observed: the host's ``/proc`` (hundreds of processes) and a ``/dev/null``
 that cannot be opened.
 
+The same holds for ``/tmp``: a program named directly in ``/tmp`` shows the host's whole ``/tmp``,
+with every concurrent run's scratch folder and oracle copies (third test).
+
 Suggested fix: never bind a named path under the sandbox's own mounts (``/proc``, ``/dev``,
 ``/tmp``, ``/var/tmp``, ``/run``, ``/dev/shm``) — skip them in ``_named_paths`` (the host's ``/tmp``
 has the same problem: other runs' scratch folders, oracle copies included).
@@ -59,3 +62,38 @@ def test_dev_null_works_when_the_command_names_it(outside_tmp: Path, tier: str) 
     agent = 'python -c \'open("/dev/null", "w").write("x")\' --log /dev/null && touch done.txt'
     (row,) = run(outside_tmp, {"t": CHECK}, agent, tier)
     assert row["status"] == "passed", transcript(outside_tmp, row, "agent.stderr")
+
+
+STEAL = """import glob, time
+for _ in range(40):
+    hits = glob.glob('/tmp/trialbook-run-*/*/oracle.*/oracle/answer.txt')
+    if hits:
+        print('STOLE', open(hits[0]).read().strip())
+        break
+    time.sleep(0.1)
+"""
+
+
+@pytest.mark.parametrize("tier", BWRAP)
+def test_a_program_in_tmp_does_not_show_other_runs_oracle_copies(
+    outside_tmp: Path, tier: str
+) -> None:
+    """A program the command names directly in ``/tmp`` (``python /tmp/agent.py``) makes
+    ``_named_paths`` show its folder, the HOST's whole ``/tmp``: every other run's scratch folder is
+    there, with the oracle copy of each attempt being graded (``attempt/oracle.X/oracle``). The
+    table promises a fresh ``/tmp`` where only "a program the command names" is mounted back.
+    Expected: the program alone is shown. Observed: the agent reads a concurrent run's oracle."""
+    import threading
+    import uuid
+
+    program = Path("/tmp") / f"redteam-{uuid.uuid4().hex}.py"
+    program.write_text(STEAL)
+    grading = {"t": {"grader": "sleep 3; true", "oracle": {"answer.txt": "the-answer-42\n"}}}
+    other = threading.Thread(target=run, args=(outside_tmp / "a", grading, "true", tier))
+    try:
+        other.start()
+        (row,) = run(outside_tmp / "b", {"t": {"grader": "true"}}, f"python {program}", tier)
+    finally:
+        other.join()
+        program.unlink()
+    assert "the-answer-42" not in transcript(outside_tmp / "b", row)
