@@ -83,7 +83,8 @@ class RunResult:
 
 
 def _hidden(suite_root: Path, ledger: Path, transcripts: Path, scratch: Path) -> tuple[Path, ...]:
-    """Folders the agent must not see (bwrap tier): suite, ledger folder, transcripts, other attempts.
+    """Folders the agent must not see (bwrap tier): suite, ledger folder, the ledger's transcripts
+    (of every run), other attempts.
 
     The ledger's folder is hidden unless the Python running trialbook lives inside it (a project
     folder with its .venv): then only the transcripts are hidden, and the ledger files themselves are
@@ -91,7 +92,8 @@ def _hidden(suite_root: Path, ledger: Path, transcripts: Path, scratch: Path) ->
     """
     python_dirs = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
     ledger_dir = ledger.parent.resolve()
-    hide = [suite_root.resolve(), transcripts.resolve(), scratch.resolve()]
+    # every run's transcripts, not only this run's: an earlier grader's output may print its oracle
+    hide = [suite_root.resolve(), transcripts.parent.resolve(), scratch.resolve()]
     if not any(p.is_relative_to(ledger_dir) for p in python_dirs):
         hide.append(ledger_dir)
     return tuple(hide)

@@ -223,6 +223,7 @@ def wrap(
         *_CAP_DROP,
         *_system_root(),
         "--proc", "/proc",
+        *_PROC_READ_ONLY,
         "--dev", "/dev",
         "--tmpfs", "/tmp",
         "--tmpfs", "/dev/shm",
@@ -249,7 +250,8 @@ def wrap(
     # suite inside an editable source tree, say); elsewhere it is simply not there, and not named in
     # /proc/self/mountinfo either.
     shown = [*_SYSTEM_FOLDERS, *bound]
-    for hidden in _outermost(spec.hidden):
+    bundled = [_BUNDLED_SUITE] if _BUNDLED_SUITE.is_dir() else []
+    for hidden in _outermost([*spec.hidden, *bundled]):
         if _under(hidden, shown):
             args += ["--tmpfs", str(hidden)]
     for path in spec.readonly:
@@ -264,6 +266,23 @@ def wrap(
 
 
 _RESOLVER_PATHS = ("/run/systemd/resolve", "/run/resolvconf")
+_PROC_READ_ONLY = tuple(
+    arg
+    for path in ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+    for arg in ("--ro-bind-try", path, path)
+)
+"""The kernel-wide knobs of the fresh /proc, read-only: a sandbox whose root maps to the host's root
+(a harness run as root) may write most of /proc/sys by file mode alone, without a capability
+(kernel.core_pattern names a program the kernel then starts as root on the host)."""
+_BUNDLED_SUITE = Path(__file__).resolve().parents[1] / "demo" / "suite"
+"""The demo suite ships inside the package, which every sandbox shows (to run trialbook's Python):
+hidden in every run, since a run of a copy of it (``trialbook demo``) would otherwise show its
+oracles at their source."""
+_OWN_MOUNTS = (Path("/proc"), Path("/dev"))
+"""The sandbox's own /proc and /dev: a command naming a path there never gets the host's."""
+_FRESH = (Path("/tmp"), Path("/var/tmp"), Path("/run"), Path("/dev/shm"), Path("/var"))
+"""Folders the sandbox replaces or leaves out whose host copy holds what others use (other runs'
+scratch folders, sockets): a file named there is shown alone, never the folder."""
 _SYSTEM_FOLDERS = tuple(
     Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
                       "/nix", "/sys")
@@ -326,10 +345,12 @@ def _clean_import_path() -> list[str]:
 
 
 def _named_paths(command: str, search_path: str) -> list[Path]:
-    """Folders a command needs from the host, beyond the system folders: for its program (found on
+    """Paths a command needs from the host, beyond the system folders: for its program (found on
     ``search_path`` when it is a bare name) and every absolute path among its words (``--x=/p`` too),
-    the folder it lives in, and the folder of its real file when it is a symbolic link. A relative
-    path names a file in the workspace, which is there anyway."""
+    the folder it lives in, and the folder of its real file when it is a symbolic link. Never a path
+    under the sandbox's own /proc and /dev; a file whose folder is /tmp, /var/tmp, /run, /dev/shm,
+    /var or a top-level folder (``/work``) alone, without its folder. A relative path names a file in
+    the workspace, which is there anyway."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -349,7 +370,15 @@ def _named_paths(command: str, search_path: str) -> list[Path]:
         except (OSError, RuntimeError):
             continue
         for shown in {path, real}:
-            folders.append(shown if shown.is_dir() else shown.parent)
+            if _under(shown, _OWN_MOUNTS):
+                continue
+            folder = shown if shown.is_dir() else shown.parent
+            if folder in _FRESH or len(folder.parts) <= 2:
+                # /tmp/agent.sh or /work/agent.sh: the file alone, not all of /tmp or /work
+                if not shown.is_dir():
+                    folders.append(shown)
+                continue
+            folders.append(folder)
     return folders
 
 
