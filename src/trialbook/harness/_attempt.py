@@ -25,6 +25,7 @@ from pathlib import Path
 
 from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
+from trialbook.harness._fs import remove_tree
 from trialbook.harness._process import TOKEN_VAR, Captured, Outcome, run_command
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
 from trialbook.harness._spec import AttemptResult, AttemptSpec
@@ -135,8 +136,8 @@ def run_attempt(spec: AttemptSpec) -> AttemptResult:
             notes.insert(0, f"harness error: {exc}")
             passed = False
         finally:
-            if attempt_dir is not None:
-                _remove(attempt_dir)
+            if attempt_dir is not None and not remove_tree(attempt_dir):
+                notes.append(f"the attempt folder could not be removed: {attempt_dir} is left")
         if passed is None:
             return AttemptResult(row=None)
         output = captured.contents()
@@ -427,22 +428,6 @@ def _reclaim(top: Path, folders: tuple[Path, ...]) -> None:
             os.chmod(folder, stat.S_IMODE(info.st_mode) | 0o700, follow_symlinks=False)
         except (OSError, NotImplementedError):
             continue  # a symlink now, or not ours: what uses it next says so
-
-
-def _remove(folder: Path) -> None:
-    """Delete an attempt folder, taking back whatever the agent locked inside it; a symlink the
-    agent put in its place is removed, never followed."""
-    if folder.is_symlink():
-        folder.unlink(missing_ok=True)
-        return
-    shutil.rmtree(folder, ignore_errors=True)
-    if not os.path.lexists(folder):
-        return
-    for root, dirs, _ in os.walk(folder):  # never follows a symlink below ``folder``
-        for name in dirs:
-            _reclaim(Path(root), (Path(root) / name,))
-        _reclaim(Path(root), (Path(root),))
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _last_line(captured: Captured, name: str) -> str:

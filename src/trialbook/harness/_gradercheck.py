@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trialbook.harness._attempt import grade_workspace
+from trialbook.harness._fs import remove_tree
 from trialbook.harness._process import Captured
 from trialbook.harness._sandbox import Tier
 from trialbook.suite import Suite, Task
@@ -200,7 +201,7 @@ def _judge(
         return GraderCase(task.id, case, should_pass, False, f"harness error: {exc}")
     finally:
         captured.close()
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
 
 
 def grader_check(suite: Suite, tier: Tier, jobs: int = 1) -> GraderCheck:
@@ -214,7 +215,7 @@ def grader_check(suite: Suite, tier: Tier, jobs: int = 1) -> GraderCheck:
                 pool.map(lambda w: _judge(w[0], w[1], w[2], w[3], tier, scratch, hidden), work)
             )
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
     return GraderCheck(
         suite=suite.name, grader_version=suite.grader_version, tier=tier, cases=tuple(cases)
     )

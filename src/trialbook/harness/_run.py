@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,7 @@ from trialbook.errors import ArgumentError
 from trialbook.harness._cgroup import Cgroup, clean_stale, not_capped
 from trialbook.harness._driver import Driver, Planned, RunProgress
 from trialbook.harness._executor import Executor, LocalExecutor
+from trialbook.harness._fs import remove_tree
 from trialbook.harness._process import sweep
 from trialbook.harness._sandbox import Tier, limit_notes, resolve_tier
 from trialbook.harness._spec import AttemptSpec, Budget
@@ -205,7 +205,7 @@ def _clean_stale_runs() -> int:
             run_id = ""
         if run_id:
             sweep(f"{run_id}/", prefix=True)
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)
         removed += 1
     return removed
 
@@ -411,7 +411,7 @@ def run_suite(
             raise
         finally:
             executor.shutdown()
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_tree(scratch)
             Cgroup.release_idle()
             _stop_watchdog(watchdog)
         interrupted = stop.is_set() and driver.written < len(todo)

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
 import sys
 import time
+from pathlib import Path
 
 from trialbook.harness._cgroup import clean_stale
+from trialbook.harness._fs import remove_tree
 from trialbook.harness._process import find_processes, sweep
 
 
@@ -37,7 +38,7 @@ def main(argv: list[str]) -> int:
         time.sleep(0.05)
     clean_stale(harness)
     if len(argv) > 2:
-        shutil.rmtree(argv[2], ignore_errors=True)
+        remove_tree(Path(argv[2]))
     return 0
 
 
