@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,27 @@ def test_a_hidden_folder_the_command_names_is_neither_shown_nor_covered(tmp_path
     )
     mounts = argv[: argv.index("--")]  # the command itself comes after
     assert not any(str(suite) in a for a in mounts), mounts
+
+
+def test_a_long_stream_is_kept_as_its_head_and_tail() -> None:
+    from trialbook.harness._process import Captured
+
+    captured = Captured()
+    try:
+        head, tail = Captured.KEEP_HEAD, Captured.KEEP_TAIL
+        fd = captured.fds["agent.stdout"]
+        os.pwrite(fd, b"H" * head, 0)
+        os.pwrite(fd, b"M" * 1000, head)
+        os.pwrite(fd, b"T" * (tail - 5) + b"last\n", head + 1000)
+        os.pwrite(captured.fds["agent.stderr"], b"short\n", 0)
+        out, notes = captured.contents()
+        kept = out["agent.stdout"]
+        assert kept.startswith(b"H" * head + b"\n[trialbook: 1000 bytes dropped here]\n")
+        assert kept.endswith(b"T" * (tail - 5) + b"last\n")
+        assert b"M" not in kept
+        assert out["agent.stderr"] == b"short\n"
+        assert notes == ["agent.stdout: 4.0 MiB written; its first 3 MiB and last 1 MiB kept"]
+        assert captured.text("agent.stdout").endswith("last\n")
+        assert len(captured.text("agent.stdout")) == tail
+    finally:
+        captured.close()

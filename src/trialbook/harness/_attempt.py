@@ -140,7 +140,8 @@ def run_attempt(spec: AttemptSpec) -> AttemptResult:
                 notes.append(f"the attempt folder could not be removed: {attempt_dir} is left")
         if passed is None:
             return AttemptResult(row=None)
-        output = captured.contents()
+        output, cut = captured.contents()
+        notes += cut
     finally:
         captured.close()
     # never before the start (the ledger refuses that as a contradiction), even if the wall clock
