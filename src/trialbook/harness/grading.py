@@ -24,8 +24,10 @@ the comparison done where that code never runs (docs/harness.md, "Graders").
 from __future__ import annotations
 
 import ast
+import ctypes
 import json
 import os
+import selectors
 import subprocess
 import sys
 from pathlib import Path
@@ -123,6 +125,44 @@ def _verdict(expected: set[str], lines: list[str], code: int) -> tuple[bool, str
     return True, f"{len(passed)} test(s) passed"
 
 
+_RESULTS_MAX = 1 << 20
+_RELAY_MAX = 4 << 20
+
+
+def _drain(limits: dict[int, int]) -> dict[int, tuple[bytes, bool]]:
+    """Read each pipe to its end, keeping at most its limit (and whether more came)."""
+    kept: dict[int, list[bytes]] = {fd: [] for fd in limits}
+    size = dict.fromkeys(limits, 0)
+    cut = dict.fromkeys(limits, False)
+    with selectors.DefaultSelector() as selector:
+        for fd in limits:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map():
+            for key, _ in selector.select():
+                fd = int(key.fd)
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    selector.unregister(fd)
+                    continue
+                room = limits[fd] - size[fd]
+                if len(chunk) > room:
+                    cut[fd] = True
+                    chunk = chunk[: max(room, 0)]
+                kept[fd].append(chunk)
+                size[fd] += len(chunk)
+    return {fd: (b"".join(kept[fd]), cut[fd]) for fd in limits}
+
+
+def _undumpable() -> None:
+    """Make this process undumpable, so that a process of the same user (the agent's code in the
+    test child) cannot open its stdout through /proc/PID/fd."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass  # not Linux: nothing that relies on it here
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the oracle tests in ``argv[0]`` against the current directory; 0 when all passed."""
     args = sys.argv[1:] if argv is None else argv
@@ -138,22 +178,40 @@ def main(argv: list[str] | None = None) -> int:
     if not expected:
         print(f"grading: no unittest tests in {oracle}/test_*.py", file=sys.stderr)
         return 2
+    _undumpable()
     read_end, write_end = os.pipe()
     try:
+        # the child's output goes through pipes this runner relays: the child never holds this
+        # process's stdout, a file it could write past the verdict line (a forged {"score": 1})
         child = subprocess.Popen(
             [sys.executable, "-I", "-c", _CHILD, str(oracle), str(write_end)],
             pass_fds=(write_end,),
             stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
     finally:
         os.close(write_end)
-    with os.fdopen(read_end, "rb") as channel:
-        # bounded: a test process that floods the pipe fails, it cannot exhaust this one's memory
-        raw = channel.read(1 << 20)
-        flooded = bool(channel.read(1))
-    if flooded:
-        child.kill()
+    assert child.stdout is not None  # both are pipes: Popen was asked for them
+    assert child.stderr is not None
+    streams = _drain(
+        {
+            read_end: _RESULTS_MAX,
+            child.stdout.fileno(): _RELAY_MAX,
+            child.stderr.fileno(): _RELAY_MAX,
+        }
+    )
+    os.close(read_end)
     code = child.wait()
+    for fd, target in ((child.stdout.fileno(), sys.stdout), (child.stderr.fileno(), sys.stderr)):
+        data, cut = streams[fd]
+        target.buffer.write(data)
+        if cut:
+            target.buffer.write(
+                f"\n[grading: the test process wrote more than {_RELAY_MAX} bytes here]\n".encode()
+            )
+        target.flush()
+    raw, flooded = streams[read_end]
     if flooded:
         ok, why = False, "the test process wrote more than 1 MiB on its result pipe"
     else:
