@@ -109,3 +109,15 @@ def test_a_long_stream_is_kept_as_its_head_and_tail() -> None:
         assert len(captured.text("agent.stdout")) == tail
     finally:
         captured.close()
+
+
+def test_a_disk_that_is_not_full_is_never_the_agents_doing(tmp_path: Path) -> None:
+    """A harness step that fails after the agent ran is the agent's failure only when the disk is
+    full now AND the attempt's own folder took at least half of what was free at its start."""
+    from trialbook.harness._attempt import _agent_filled_the_disk, _free_bytes
+
+    (tmp_path / "big").write_bytes(b"x" * 100_000)
+    free = _free_bytes(tmp_path)
+    assert free > 0
+    assert not _agent_filled_the_disk(tmp_path, free)  # not full now
+    assert not _agent_filled_the_disk(tmp_path, 0)  # free space unknown: the harness's

@@ -119,21 +119,34 @@ def run_attempt(spec: AttemptSpec) -> AttemptResult:
         "started_at": now(),
     }
     attempt_dir: Path | None = None
+    free_at_start = 0
     captured = Captured()
     try:
         try:
             attempt_dir = Path(
                 tempfile.mkdtemp(prefix=f"{spec.task_id}.{spec.attempt_index}.", dir=spec.scratch)
             ).resolve()
+            free_at_start = _free_bytes(attempt_dir)
             passed = _attempt(spec, attempt_dir, captured, row, notes)
         except (OSError, _Changed) as exc:
+            filled = (
+                attempt_dir is not None
+                and "elapsed_s" in row  # the agent has run
+                and isinstance(exc, OSError)  # ENOSPC, or a copy's shutil.Error made of them
+                and _agent_filled_the_disk(attempt_dir, free_at_start)
+            )
+            timed_out = filled and row.get("timed_out") is True
             row.update(
                 passed=False,
-                timed_out=False,
-                status="infra_error",
+                timed_out=timed_out,
+                status=("timed_out" if timed_out else "failed") if filled else "infra_error",
                 elapsed_s=row.get("elapsed_s", 0.0),
+                score=None,
             )
-            notes.insert(0, f"harness error: {exc}")
+            if filled:
+                notes.insert(0, f"the agent filled the disk (not graded): {exc}")
+            else:
+                notes.insert(0, f"harness error: {exc}")
             passed = False
         finally:
             if attempt_dir is not None and not remove_tree(attempt_dir):
@@ -400,6 +413,39 @@ def _sandboxed(
     if not info.started() and not outcome.cancelled:
         raise OSError(f"the {who}'s sandbox did not start: {_last_line(captured, f'{who}.stderr')}")
     return outcome
+
+
+def _free_bytes(folder: Path) -> int:
+    try:
+        info = os.statvfs(folder)
+    except OSError:
+        return 0
+    return info.f_bavail * info.f_frsize
+
+
+def _agent_filled_the_disk(attempt_dir: Path, free_at_start: int, most: int = 1_000_000) -> bool:
+    """Whether the disk is full now and the attempt's own folder holds at least half of what was
+    free when it started: then a harness step that failed after the agent ran failed for the
+    agent's doing (nothing caps an attempt's disk use but the disk), not the harness's. Counted
+    without recursion and without following a link, over at most ``most`` entries."""
+    if free_at_start <= 0 or _free_bytes(attempt_dir) > min(free_at_start // 100, 64 << 20):
+        return False
+    used, stack, seen = 0, [str(attempt_dir)], 0
+    while stack and seen < most:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            used += info.st_blocks * 512
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+    return used * 2 >= free_at_start
 
 
 def _is_dir(path: Path) -> bool:
