@@ -144,6 +144,24 @@ def _write(path: Path, value: str) -> bool:
     return True
 
 
+_REUSE_BELOW = 4 << 20
+"""Memory still charged to an emptied cgroup above which it is not reused (bytes)."""
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _controls_of(kind: str) -> frozenset[str]:
+    for made_kind, _, controls in _made():
+        if made_kind == kind:
+            return controls
+    return frozenset()
+
+
 def _members(folder: Path) -> set[int]:
     chunks: list[bytes] = []
     try:  # the raw file interface: a third of the time of a text read, once per command and folder
@@ -220,8 +238,29 @@ class Cgroup:
         if not self._seen_empty and not self.kill():
             self.remove()  # a process that would not die: never reuse its cgroup
             return
+        if not self._memory_released():
+            self.remove()  # pages it still holds (a file in a tmpfs): a fresh one next time
+            return
         with self._lock:
             self._idle.append(self)
+
+    def _memory_released(self) -> bool:
+        """Reclaim the memory charged to the emptied cgroup (the page cache of the files its
+        command read) and say whether it is back to (nearly) nothing. A file the command left in a
+        tmpfs (/dev/shm) stays charged to the cgroup that first touched it: reused, the cgroup
+        would start the next command with that charge against its cap."""
+        for kind, folder in self.parts:
+            if kind == "memory":
+                _write(folder / "memory.force_empty", "0")
+                usage = _read_int(folder / "memory.usage_in_bytes")
+            elif "memory" in _controls_of(kind):
+                _write(folder / "memory.reclaim", str(1 << 40))
+                usage = _read_int(folder / "memory.current")
+            else:
+                continue
+            if usage is None or usage > _REUSE_BELOW:
+                return False
+        return True
 
     @classmethod
     def release_idle(cls) -> None:
