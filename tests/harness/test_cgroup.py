@@ -145,3 +145,19 @@ def test_the_run_says_what_its_cgroups_cannot_cap(monkeypatch: pytest.MonkeyPatc
         lambda: (("pids", folder, frozenset({"pids"})), ("memory", folder, frozenset({"memory"}))),
     )
     assert not_capped() == []
+
+
+@needs_cgroups
+def test_a_harness_leaves_no_cgroup_folder_when_it_exits() -> None:
+    code = (
+        "from trialbook.harness._cgroup import Cgroup\n"
+        "c = Cgroup.acquire(memory_mb=256)\n"
+        "print('\\n'.join(str(f.parent) for f in c.folders))\n"
+        "c.release()\n"
+    )
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    parents = [Path(line) for line in done.stdout.split()]
+    assert parents
+    assert not [p for p in parents if p.exists()]

@@ -16,6 +16,7 @@ it and removes it (:func:`clean_stale`).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import os
@@ -103,11 +104,21 @@ def _made() -> tuple[tuple[str, Path, frozenset[str]], ...]:
             continue
         controls = _delegate(where, folder) if kind == "v2" else frozenset({kind})
         made.append((kind, folder, controls))
+    atexit.register(_remove_parents, [folder for _, folder, _ in made])
     if any(kind == "pids" for kind, _, _ in made):
         # v1 pids already holds every process of a command: a v2 cgroup without a controller of ours
         # would add only one more write per command and one more read at its end
         made = [m for m in made if m[0] != "v2" or m[2]]
     return tuple(made)
+
+
+def _remove_parents(folders: list[Path]) -> None:
+    """At exit: this harness's pooled cgroups, then its own folders, where empty (a folder in a
+    hierarchy no later harness runs in would otherwise stay for good)."""
+    Cgroup.release_idle()
+    for folder in folders:
+        with contextlib.suppress(OSError):  # not empty: a later run's clean_stale clears it
+            folder.rmdir()
 
 
 def _parents() -> tuple[tuple[str, Path], ...]:
