@@ -17,14 +17,16 @@ def test_process_tier_is_sh_with_rlimits() -> None:
     assert argv[2].endswith("\necho hi")
 
 
-def test_a_python_under_tmp_is_mounted_back_before_the_hidden_folders(
+def test_a_python_under_tmp_is_mounted_back_without_the_hidden_folders(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A clone under /tmp (its .venv and editable src) must stay usable inside the fresh /tmp, while
-    a suite inside that src stays hidden: the suite's tmpfs comes after the read-only bind."""
+    a suite inside that src stays hidden: the folders that hold it are rebuilt without it."""
     src = tmp_path / "clone" / "src"
     suite = src / "pkg" / "suite"
     suite.mkdir(parents=True)
+    (src / "pkg" / "mod.py").write_text("")
+    (src / "top.py").write_text("")
     monkeypatch.setattr(_sandbox, "_clean_import_path", lambda: [str(src), "/usr/lib/python3"])
     _sandbox._python_paths.cache_clear()
     try:
@@ -37,12 +39,14 @@ def test_a_python_under_tmp_is_mounted_back_before_the_hidden_folders(
         )
     finally:
         _sandbox._python_paths.cache_clear()
-    bind = argv.index(str(src.resolve()))
-    assert argv[bind - 1] == "--ro-bind"
-    hide = argv.index(str(suite.resolve()))
-    assert argv[hide - 1] == "--tmpfs"
-    assert hide > bind
-    assert argv.index("--tmpfs") < bind  # after the fresh /tmp itself
+    src, suite = src.resolve(), suite.resolve()
+    shown = argv.index(str(src))
+    assert argv[shown - 1] == "--tmpfs"
+    assert argv.index("--tmpfs") < shown  # after the fresh /tmp itself
+    for entry in (src / "top.py", src / "pkg" / "mod.py"):
+        bind = argv.index(str(entry))
+        assert argv[bind - 1 : bind + 2] == ["--ro-bind", str(entry), str(entry)]
+    assert str(suite) not in argv  # neither bound nor named: not there at all
     assert "/usr/lib/python3" not in argv  # in a system folder, already there: not bound again
     assert "--unshare-net" in argv
     assert "--clearenv" in argv

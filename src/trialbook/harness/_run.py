@@ -83,18 +83,18 @@ class RunResult:
 
 
 def _hidden(suite_root: Path, ledger: Path, transcripts: Path, scratch: Path) -> tuple[Path, ...]:
-    """Folders the agent must not see (bwrap tier): suite, ledger folder, transcripts, other attempts.
+    """What the agent and the grader must not see (bwrap tier): the suite (its oracles), the ledger
+    file and its journals, the transcripts of every run, the run's scratch folder (other attempts).
 
-    The ledger's folder is hidden unless the Python running trialbook lives inside it (a project
-    folder with its .venv): then only the transcripts are hidden, and the ledger files themselves are
-    unreadable only by being outside the workspace (documented in docs/harness.md).
+    Exactly these, not the folders around them: an agent's script beside the ledger stays visible.
     """
-    python_dirs = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
-    ledger_dir = ledger.parent.resolve()
-    hide = [suite_root.resolve(), transcripts.resolve(), scratch.resolve()]
-    if not any(p.is_relative_to(ledger_dir) for p in python_dirs):
-        hide.append(ledger_dir)
-    return tuple(hide)
+    ledger = ledger.resolve()
+    journals = [ledger.with_name(ledger.name + tail) for tail in _JOURNALS]
+    return (suite_root.resolve(), ledger, *journals, transcripts.resolve(), scratch.resolve())
+
+
+_JOURNALS = ("-wal", "-shm", "-journal")
+"""SQLite's files beside a ledger (write-ahead log, its index, a rollback journal)."""
 
 
 def _plan(
@@ -374,7 +374,7 @@ def run_suite(
             temperature=suite.temperature,
             grade_after_timeout=suite.grade_after_timeout,
             scratch=scratch,
-            hidden=_hidden(suite.root, options.ledger, transcripts, scratch),
+            hidden=_hidden(suite.root, options.ledger, transcripts.parent, scratch),
             run_fields={
                 "system": record.system,
                 "dataset_id": lock.dataset_id,
