@@ -18,7 +18,7 @@ from trialbook.demo.agent import PROFILES
 
 if TYPE_CHECKING:
     from trialbook.analysis import Comparison, ScoreReport
-    from trialbook.harness import RunResult
+    from trialbook.harness import RunResult, Tally
     from trialbook.suite import Lock
 
 __all__ = ["SUITE_DIR", "DemoProgress", "DemoResult", "run_demo"]
@@ -39,7 +39,7 @@ class DemoProgress(Protocol):
     def run_started(self, name: str) -> None:
         """System ``name`` starts; ``begin`` and ``attempt`` follow as in a harness run."""
 
-    def begin(self, run_id: str, total: int, done: int, notes: Sequence[str]) -> None: ...
+    def begin(self, run_id: str, total: int, done: Tally, notes: Sequence[str]) -> None: ...
 
     def attempt(self, row: Mapping[str, object]) -> None: ...
 

@@ -15,7 +15,6 @@ import functools
 import json
 import math
 import os
-import shlex
 import shutil
 import stat
 import sys
@@ -228,6 +227,11 @@ def _attempt(
         notes.insert(0, f"stopped at the {budget.timeout_s:g} s timeout")
         if not budget.grade_after_timeout:
             return False
+    if not agent.timed_out and (why := not_started(agent, captured.text("agent.stderr"))):
+        # a program the command names could not be started: the set-up's fault, not the agent's
+        notes.insert(0, f"{NOT_STARTED} the agent's command could not be started ({why})")
+        row.update(passed=False, timed_out=False, status="infra_error", score=None)
+        return False
     if not agent.timed_out and (note := _describe_exit("agent", agent)):
         notes.append(note)
     if not _is_dir(workspace):
@@ -335,8 +339,8 @@ def grade_workspace(
     if outcome.timed_out:
         notes.append(f"grader stopped at its {grader_timeout_s:g} s timeout (counted as a fail)")
         return False, None, notes
-    if outcome.exit_code == 127 and (missing := _missing_program(grader, env["PATH"])):
-        notes.append(f"{_GRADER_MISSING} {missing!r} was not found (exit 127)")
+    if why := not_started(outcome, captured.text("grader.stderr"), workspace_is_agents=True):
+        notes.append(f"{_GRADER_MISSING} could not be started ({why})")
         return False, None, notes
     score, problem = _grader_score(captured.text("grader.stdout"))
     if problem:
@@ -345,26 +349,41 @@ def grade_workspace(
 
 
 _GRADER_MISSING = "harness error: the grader's command"
+"""How the note of a grader that could not be started begins (the attempt is an infra error)."""
 
 
-def _missing_program(command: str, path: str) -> str | None:
-    """The grader's program when the harness cannot find it (a setup problem, not the agent's):
-    a bare name not on PATH or an absolute path that does not exist. A relative path (a script in
-    the workspace, say) is the agent's to keep, so it is never reported here."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
+NOT_STARTED = "harness error:"
+"""How the error of an attempt whose agent or grader could not be started begins."""
+
+_NOT_STARTED_ENDINGS = (
+    "not found",
+    "No such file or directory",
+    "Permission denied",
+    "Exec format error",
+    "cannot execute binary file",
+    "Is a directory",
+)
+
+
+def not_started(outcome: Outcome, stderr: str, *, workspace_is_agents: bool = False) -> str | None:
+    """The shell's own line when it could not start a program the command names (exit 126 or
+    127 and ``/bin/sh: 1: NAME: not found``), else None. A program that started and then failed to
+    start another says so under its own name, never as ``/bin/sh``: that stays the agent's fail.
+
+    ``workspace_is_agents`` (the grader): a relative NAME is a file of the workspace, which the
+    agent may have removed: its fail, not the harness's.
+    """
+    if outcome.exit_code not in (126, 127):
         return None
-    while words and "=" in words[0] and not words[0].startswith("="):  # VAR=value prefixes
-        words = words[1:]
-    if not words or "$" in words[0]:
-        return None
-    program = words[0]
-    if program.startswith("/"):
-        return None if os.path.exists(program) else program
-    if "/" in program:
-        return None
-    return None if shutil.which(program, path=path) else program
+    for line in stderr.splitlines():
+        text = line.strip()
+        if text.startswith("/bin/sh: ") and text.endswith(_NOT_STARTED_ENDINGS):
+            parts = text.split(": ")
+            name = parts[-2] if len(parts) >= 3 else ""
+            if workspace_is_agents and "/" in name and not name.startswith("/"):
+                return None
+            return text
+    return None
 
 
 def _sandboxed(

@@ -393,6 +393,25 @@ class LedgerStore:
             )
         }
 
+    def tally(self, run_id: str) -> tuple[int, int, int, int]:
+        """The run's finished attempts counted: (done, passed, timed out, infra errors)."""
+        done, passed, timed_out, infra = self._conn.execute(
+            "SELECT count(*), coalesce(sum(passed), 0), coalesce(sum(timed_out), 0), "
+            "coalesce(sum(status = 'infra_error'), 0) FROM attempts WHERE run_id = ?",
+            (run_id,),
+        ).fetchone()
+        return int(done), int(passed), int(timed_out), int(infra)
+
+    def pass_at_1(self, run_id: str) -> float | None:
+        """Mean over the run's tasks of each task's pass rate (equal weight; a task with an
+        oracle leak is left out); None without a row."""
+        (value,) = self._conn.execute(
+            "SELECT avg(rate) FROM (SELECT avg(passed) AS rate FROM attempts WHERE run_id = ? "
+            "GROUP BY task_id HAVING max(coalesce(oracle_leak, 0)) = 0)",
+            (run_id,),
+        ).fetchone()
+        return None if value is None else float(value)
+
     def unfinished_starts(self, run_id: str) -> list[tuple[str, int]]:
         """Attempts started and never finished (no row): the harness was cut off during them."""
         return [
