@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness.test_run import CHECK, TIERS, outside_tmp, run, transcript
+from tests.harness.test_run import CHECK, TIERS, at_runtime, outside_tmp, run, transcript
 from trialbook.harness._sandbox import Limits, SandboxSpec, wrap
 
 __all__ = ["outside_tmp"]  # the fixture, imported for its use here
@@ -31,7 +31,7 @@ def test_a_root_agent_keeps_no_capability_and_reaches_nothing(outside_tmp: Path,
     tmp_path = outside_tmp
     suite, ledger = tmp_path / "suite", tmp_path / "out" / "ledger.db"
     host_file = tmp_path / "written-from-the-sandbox.txt"
-    agent = f"{sys.executable} {ATTACKS} {suite} {ledger} {host_file}"
+    agent = f"{sys.executable} {ATTACKS} {at_runtime(suite)} {at_runtime(ledger)} {host_file}"
     (row,) = run(
         tmp_path,
         {"t": {"grader": "test -f done.txt", "oracle": {"answer.txt": "the-answer-42\n"}}},

@@ -25,8 +25,8 @@ from trialbook.ledger import LedgerStore, Prepared, prepare
 __all__ = ["EARLY_ATTEMPTS", "Driver", "Planned", "RunProgress", "Tally"]
 
 EARLY_ATTEMPTS = 3
-"""When this many first attempts of a run (or all, if fewer) end in the same harness-side error,
-the run stops: every further attempt would fail the same way."""
+"""When this many first attempts of a run (or all, if fewer but more than one) end in the same
+harness-side error, the run stops: every further attempt would fail the same way."""
 
 _POLL_S = 0.1
 """How often the loop looks at ``stop`` while attempts run (a Ctrl-C is acted on this soon)."""
@@ -109,7 +109,7 @@ class Driver:
 
     def _watch(self, row: Mapping[str, object]) -> None:
         """Stop the run when its first attempts all ended in the same harness-side error."""
-        if len(self._early) >= self._early_n:
+        if not self._early_n or len(self._early) >= self._early_n:
             return
         error = row.get("error")
         infra = row.get("status") == "infra_error" and isinstance(error, str)
@@ -166,7 +166,8 @@ class Driver:
         executor cancel the running ones, keep the rows of those that finished, and leave the rest
         cut off."""
         queue = deque(todo)
-        self._early_n = min(EARLY_ATTEMPTS, len(todo))
+        # one attempt alone is no pattern: a run of one is left to finish with its row
+        self._early_n = min(EARLY_ATTEMPTS, len(todo)) if len(todo) > 1 else 0
         running: dict[Future[AttemptResult], AttemptSpec] = {}
         cancelled = False
         try:

@@ -9,6 +9,7 @@ a message that says why and what to do, instead of burning the suite on "failed 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -32,26 +33,58 @@ _SHELL_WORDS = frozenset(
         "[[",
         ".",
         ":",
+        "alias",
+        "bg",
+        "break",
         "case",
         "cd",
         "command",
+        "continue",
+        "echo",
         "eval",
         "exec",
         "exit",
         "export",
+        "false",
+        "fc",
+        "fg",
         "for",
+        "function",
+        "getopts",
+        "hash",
         "if",
+        "jobs",
+        "kill",
+        "local",
+        "printf",
+        "pwd",
+        "read",
+        "readonly",
+        "return",
+        "select",
         "set",
+        "shift",
         "test",
         "then",
         "time",
+        "times",
+        "trap",
         "true",
-        "false",
+        "type",
+        "ulimit",
+        "umask",
+        "unalias",
+        "unset",
         "until",
+        "wait",
         "while",
     ]
 )
 """Shell builtins and keywords: the first word is then no program file to check."""
+
+_PLAIN = re.compile(r"[A-Za-z0-9_./+@%,-]+")
+"""A first word that is a program's name or path and nothing of the shell's syntax (``(cd``,
+``env;``): only such a word is checked as a program."""
 
 
 def command_words(command: str, who: str) -> list[str]:
@@ -72,7 +105,10 @@ def _names_file(word: str, base: Path) -> bool:
     if word.startswith("-") or "$" in word or "`" in word or "*" in word:
         return False
     path = base / word
-    return ("/" in word and path.exists()) or path.is_file()
+    try:
+        return ("/" in word and path.exists()) or path.is_file()
+    except OSError:  # a name too long to be a file
+        return False
 
 
 def check_agent(
@@ -100,7 +136,7 @@ def check_agent(
             argument="agent",
         )
     program = words[0]
-    if "/" in program and not program.startswith("/"):
+    if "/" in program and not program.startswith("/") and _PLAIN.fullmatch(program):
         if not in_every_workspace(program):
             raise ArgumentError(
                 f"{program!r} is not in the workspace of every task (the agent runs in a copy of "
@@ -141,7 +177,7 @@ def _fail(error: type[Exception], who: str, message: str) -> Exception:
 
 
 def _check_program(program: str, who: str, path: str, error: type[Exception]) -> None:
-    if "$" in program or program in _SHELL_WORDS:
+    if program in _SHELL_WORDS or not _PLAIN.fullmatch(program):
         return
     if "/" not in program:
         if shutil.which(program, path=path) is None:
@@ -182,7 +218,8 @@ def _check_visible(
             if part.startswith("/") and "$" not in part and os.path.lexists(part):
                 named.append(part)
     program = words[0]
-    if "/" not in program and (found := shutil.which(program, path=env["PATH"])):
+    found = shutil.which(program, path=env["PATH"]) if _PLAIN.fullmatch(program) else None
+    if found is not None and "/" not in program:
         named.append(found)
     for path in named:
         real = Path(path).resolve()

@@ -215,10 +215,6 @@ def _resolve(options: RunOptions) -> tuple[RunOptions, RunRecord | None]:
         if options.agent is None:
             raise ArgumentError("give the agent's command", argument="agent")
         return options, None
-    if options.run_id is not None or options.system is not None:
-        raise ArgumentError(
-            "a resume keeps the run's own id and system: drop run_id and system", argument="resume"
-        )
     if options.subset is not None or options.tasks or options.limit is not None:
         raise ArgumentError(
             "a resume runs the run's own tasks: drop subset, tasks and limit", argument="resume"
@@ -228,6 +224,12 @@ def _resolve(options: RunOptions) -> tuple[RunOptions, RunRecord | None]:
     if status is None:
         raise ArgumentError(f"no run {options.resume!r} in {options.ledger}", argument="resume")
     record = status.record
+    if options.run_id not in (None, record.run_id) or options.system not in (None, record.system):
+        raise ArgumentError(
+            f"run {record.run_id!r} keeps its own id and system ({record.system}): drop run_id "
+            "and system to resume it",
+            argument="resume",
+        )
     given = resumed(
         record,
         suite=options.suite,
