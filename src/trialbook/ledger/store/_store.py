@@ -27,6 +27,7 @@ import numpy as np
 from trialbook.errors import LedgerError, Problem
 from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE
 from trialbook.ledger._paths import ledger_file_problem
+from trialbook.ledger._provenance import Completion
 from trialbook.ledger._rows import inexact, ledger_from_rows, ledger_tuples
 from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import DTYPE, Ledger, factorize, unrecorded
@@ -380,6 +381,16 @@ class LedgerStore:
             )
         return out
 
+    def completion(self) -> dict[str, Completion]:
+        """How far each run of our own harness got (imported runs are not listed)."""
+        out: dict[str, Completion] = {}
+        for run in self.runs():
+            if run.record.origin != "trialbook run":
+                continue
+            status = run.status if run.status in ("finished", "interrupted") else "not finished"
+            out[run.record.run_id] = Completion(status, run.attempts, run.record.planned)
+        return out
+
     def run(self, run_id: str) -> RunStatus | None:
         """One run, or None."""
         return next((r for r in self.runs() if r.record.run_id == run_id), None)
@@ -478,6 +489,7 @@ class LedgerStore:
             codes=codes,
             labels=labels,
             provenance=provenance,
+            completion=self.completion(),
         )
         problems = check_rules(ledger)
         if problems:
