@@ -31,6 +31,7 @@ from trialbook.ledger._provenance import Completion
 from trialbook.ledger._rows import inexact, ledger_from_rows, ledger_tuples
 from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import DTYPE, Ledger, factorize, unrecorded
+from trialbook.ledger.store._queries import completions, run_pass_at_1, run_tally
 from trialbook.ledger.store._records import (
     RUN_EVENTS,
     RunRecord,
@@ -383,13 +384,7 @@ class LedgerStore:
 
     def completion(self) -> dict[str, Completion]:
         """How far each run of our own harness got (imported runs are not listed)."""
-        out: dict[str, Completion] = {}
-        for run in self.runs():
-            if run.record.origin != "trialbook run":
-                continue
-            status = run.status if run.status in ("finished", "interrupted") else "not finished"
-            out[run.record.run_id] = Completion(status, run.attempts, run.record.planned)
-        return out
+        return completions(self.runs())
 
     def run(self, run_id: str) -> RunStatus | None:
         """One run, or None."""
@@ -406,22 +401,12 @@ class LedgerStore:
 
     def tally(self, run_id: str) -> tuple[int, int, int, int]:
         """The run's finished attempts counted: (done, passed, timed out, infra errors)."""
-        done, passed, timed_out, infra = self._conn.execute(
-            "SELECT count(*), coalesce(sum(passed), 0), coalesce(sum(timed_out), 0), "
-            "coalesce(sum(status = 'infra_error'), 0) FROM attempts WHERE run_id = ?",
-            (run_id,),
-        ).fetchone()
-        return int(done), int(passed), int(timed_out), int(infra)
+        return run_tally(self._conn, run_id)
 
     def pass_at_1(self, run_id: str) -> float | None:
         """Mean over the run's tasks of each task's pass rate (equal weight; a task with an
         oracle leak is left out); None without a row."""
-        (value,) = self._conn.execute(
-            "SELECT avg(rate) FROM (SELECT avg(passed) AS rate FROM attempts WHERE run_id = ? "
-            "GROUP BY task_id HAVING max(coalesce(oracle_leak, 0)) = 0)",
-            (run_id,),
-        ).fetchone()
-        return None if value is None else float(value)
+        return run_pass_at_1(self._conn, run_id)
 
     def unfinished_starts(self, run_id: str) -> list[tuple[str, int]]:
         """Attempts started and never finished (no row): the harness was cut off during them."""
