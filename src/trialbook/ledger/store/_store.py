@@ -383,8 +383,9 @@ class LedgerStore:
         return out
 
     def completion(self) -> dict[str, Completion]:
-        """How far each run of our own harness got (imported runs are not listed)."""
-        return completions(self.runs())
+        """How far each run of our own harness got (imported runs are not listed; none in a
+        store older than schema 2, read without migrating: it has no run events)."""
+        return completions(self.runs()) if self._version() >= 2 else {}
 
     def run(self, run_id: str) -> RunStatus | None:
         """One run, or None."""
