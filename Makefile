@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml setup.py src/trialbook/ledger/formats/_cjsonl.c
 	touch $(STAMP)
 
 demo: $(STAMP)
+	rm -rf demo-output
 	$(VENV)/bin/trialbook demo --out demo-output
 
 test: lint typecheck unit

@@ -8,7 +8,9 @@ at fault. The command line turns each into one line per problem and exit code 2.
      ├── LedgerError (ValueError)            a ledger that breaks the rules of docs/ledger.md
      ├── SuiteError (ValueError)             a suite folder that cannot be loaded or frozen
      ├── InsufficientAttemptsError (ValueError)  k larger than the attempts some tasks have
-     └── ArgumentError (ValueError)          an argument out of its range; ``argument`` names it
+     ├── ArgumentError (ValueError)          an argument out of its range; ``argument`` names it
+     └── HarnessError (RuntimeError)         a run stopped early: its first attempts all ended in
+                                             the same harness-side error (a set-up problem)
 
 Library messages name the Python argument (``confidence``); the command line maps
 ``ArgumentError.argument`` to its flag (``--confidence``) before printing.
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ArgumentError",
+    "HarnessError",
     "InsufficientAttemptsError",
     "LedgerError",
     "Problem",
@@ -94,3 +97,9 @@ class ArgumentError(TrialbookError, ValueError):
     def __init__(self, problems: Sequence[str] | str, *, argument: str | None = None) -> None:
         super().__init__(problems)
         self.argument = argument
+
+
+class HarnessError(TrialbookError, RuntimeError):
+    """A run that stopped early because its first attempts all ended in the same harness-side
+    error (an agent that cannot start, a sandbox that will not come up): a set-up problem, not
+    the agent's result. The rows written are kept; the run is recorded as interrupted."""

@@ -123,6 +123,7 @@ def test_the_command_line_has_exactly_the_documented_commands() -> None:
         "suite",
         "grader-check",
         "run",
+        "runs",
         "import",
         "export",
         "demo",

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.harness.test_run import CHECK, TIERS, run, unique_run_id
+from trialbook.errors import SuiteError
 from trialbook.harness import RunOptions, run_suite
 from trialbook.harness._usage import MAX_BYTES, MAX_LINES, read_usage
 from trialbook.ledger import ledger_rows, read_ledger
@@ -154,11 +155,23 @@ def test_a_usage_file_a_user_cannot_read_is_the_agents_problem(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("tier", TIERS)
-def test_a_grader_that_is_not_installed_is_an_infra_error(tmp_path: Path, tier: str) -> None:
+def test_a_grader_that_is_not_installed_is_refused_before_any_attempt(
+    tmp_path: Path, tier: str
+) -> None:
     task = {"grader": "no-such-grader-trialbook --check"}
+    with pytest.raises(SuiteError, match="task 't': grader: program 'no-such-grader-trialbook' is"):
+        run(tmp_path, {"t": task}, "touch done.txt", tier)
+    assert not (tmp_path / "out" / "ledger.db").exists()
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_grader_the_shell_cannot_start_is_an_infra_error(tmp_path: Path, tier: str) -> None:
+    # a program named through a variable escapes the pre-flight; the shell's 127 is the harness's
+    task = {"grader": '"no-such-grader-$TRIALBOOK_TASK_ID" --check'}
     (row,) = run(tmp_path, {"t": task}, "touch done.txt", tier)
     assert row["status"] == "infra_error"
-    assert "the grader's command 'no-such-grader-trialbook' was not found" in row["error"]
+    assert "the grader's command could not be started" in row["error"]
+    assert "no-such-grader-t: not found" in row["error"]
 
 
 def test_a_grader_script_the_agent_deleted_is_the_agents_failure(tmp_path: Path) -> None:

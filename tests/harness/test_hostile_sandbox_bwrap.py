@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.harness.test_run import CHECK, TIERS, outside_tmp, run, transcript
+from tests.harness.test_run import CHECK, TIERS, at_runtime, outside_tmp, run, transcript
 from trialbook.harness._sandbox import Limits, SandboxSpec, wrap
 
 __all__ = ["outside_tmp"]  # the fixture, imported for its use here
@@ -31,7 +31,7 @@ def test_a_root_agent_keeps_no_capability_and_reaches_nothing(outside_tmp: Path,
     tmp_path = outside_tmp
     suite, ledger = tmp_path / "suite", tmp_path / "out" / "ledger.db"
     host_file = tmp_path / "written-from-the-sandbox.txt"
-    agent = f"{sys.executable} {ATTACKS} {suite} {ledger} {host_file}"
+    agent = f"{sys.executable} {ATTACKS} {at_runtime(suite)} {at_runtime(ledger)} {host_file}"
     (row,) = run(
         tmp_path,
         {"t": {"grader": "test -f done.txt", "oracle": {"answer.txt": "the-answer-42\n"}}},
@@ -120,8 +120,8 @@ def test_host_files_outside_the_system_folders_are_not_there(
         secret.parent.mkdir(exist_ok=True)
         secret.write_text("s3cr3t\n")
     # the paths reach the agent as data (a path in the command itself is shown, see below)
-    agent = 'for p in $SECRETS; do cat "$p"; done; ls /root /home /srv; touch done.txt'
-    pass_env = {"SECRETS": " ".join(str(s) for s in secrets)}
+    agent = 'for p in $SECRETS; do cat "$p"; done; ls $FOLDERS; touch done.txt'
+    pass_env = {"SECRETS": " ".join(str(s) for s in secrets), "FOLDERS": "/root /home /srv"}
     (row,) = run(outside_tmp, {"t": CHECK}, agent, tier, pass_env=pass_env)
     assert row["passed"] is True, row
     assert "s3cr3t" not in transcript(outside_tmp, row)

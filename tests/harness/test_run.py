@@ -52,6 +52,13 @@ def unique_run_id() -> str:
     return f"test-{uuid.uuid4().hex}"
 
 
+def at_runtime(path: Path) -> str:
+    """A shell word that names ``path`` only when the command runs: a hostile agent that finds a
+    path by itself, which no pre-flight can see (a path named outright is refused before the run
+    when the sandbox hides it)."""
+    return f'"$(printf %s {path})"'
+
+
 def unique_seconds() -> str:
     """A ``sleep`` duration no other test (nor another copy of the suite) uses: a test finds its
     agent's processes by it among all the machine's command lines."""
@@ -265,7 +272,7 @@ def outside_tmp() -> Any:
 def test_the_oracle_by_the_suites_absolute_path(outside_tmp: Path, tier: str) -> None:
     tmp_path = outside_tmp
     oracle = tmp_path / "suite" / "tasks" / "t" / "oracle" / "answer.txt"
-    agent = f"cat {oracle} > stolen.txt 2>/dev/null; cat stolen.txt"
+    agent = f"cat {at_runtime(oracle)} > stolen.txt 2>/dev/null; cat stolen.txt"
     grader = (
         'grep -q "the-answer-42" stolen.txt && cmp -s stolen.txt "$TRIALBOOK_ORACLE_DIR/answer.txt"'
     )
@@ -286,13 +293,18 @@ def test_the_oracle_by_the_suites_absolute_path(outside_tmp: Path, tier: str) ->
 def test_the_ledger_and_transcripts_are_hidden_in_bwrap(outside_tmp: Path, tier: str) -> None:
     tmp_path = outside_tmp
     out = tmp_path / "out"
-    agent = f"ls {out} {out}/ledger.transcripts 2>&1; touch done.txt"
+    (out / "notes.txt").parent.mkdir(parents=True)
+    (out / "notes.txt").write_text("beside the ledger")
+    agent = f"ls -a {out} {at_runtime(out / 'ledger.transcripts')} 2>&1; touch done.txt"
     (row,) = run(tmp_path, {"t": CHECK}, agent, tier)
     listing = transcript(tmp_path, row)
+    assert "notes.txt" in listing  # exactly the ledger's own files are hidden, not its folder
     if tier == "bwrap":
-        assert "ledger.db" not in listing
+        for name in ("ledger.db", "ledger.db-wal", "ledger.db-shm", "ledger.transcripts/"):
+            assert name.rstrip("/") + "\n" not in listing, listing
+        assert "No such file or directory" in listing
     else:
-        assert "ledger.db" in listing
+        assert "ledger.db\n" in listing
 
 
 @pytest.fixture

@@ -18,14 +18,16 @@ def test_process_tier_is_sh_with_rlimits() -> None:
     assert argv[2].endswith("\necho hi")
 
 
-def test_a_python_under_tmp_is_mounted_back_before_the_hidden_folders(
+def test_a_python_under_tmp_is_mounted_back_without_the_hidden_folders(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A clone under /tmp (its .venv and editable src) must stay usable inside the fresh /tmp, while
-    a suite inside that src stays hidden: the suite's tmpfs comes after the read-only bind."""
+    a suite inside that src stays hidden: the Python's folders are shown whole (a site-packages may
+    hold thousands of entries) and the suite covered by an empty tmpfs after them."""
     src = tmp_path / "clone" / "src"
     suite = src / "pkg" / "suite"
     suite.mkdir(parents=True)
+    (src / "pkg" / "mod.py").write_text("")
     monkeypatch.setattr(_sandbox, "_clean_import_path", lambda: [str(src), "/usr/lib/python3"])
     _sandbox._python_paths.cache_clear()
     try:
@@ -38,12 +40,13 @@ def test_a_python_under_tmp_is_mounted_back_before_the_hidden_folders(
         )
     finally:
         _sandbox._python_paths.cache_clear()
-    bind = argv.index(str(src.resolve()))
-    assert argv[bind - 1] == "--ro-bind"
-    hide = argv.index(str(suite.resolve()))
+    src, suite = src.resolve(), suite.resolve()
+    bind = argv.index(str(src))
+    assert argv[bind - 1 : bind + 2] == ["--ro-bind", str(src), str(src)]
+    assert argv.index("--tmpfs") < bind  # after the fresh /tmp itself
+    hide = argv.index(str(suite))
     assert argv[hide - 1] == "--tmpfs"
     assert hide > bind
-    assert argv.index("--tmpfs") < bind  # after the fresh /tmp itself
     assert "/usr/lib/python3" not in argv  # in a system folder, already there: not bound again
     assert "--unshare-net" in argv
     assert "--clearenv" in argv
@@ -114,10 +117,10 @@ def test_a_long_stream_is_kept_as_its_head_and_tail() -> None:
 def test_a_disk_that_is_not_full_is_never_the_agents_doing(tmp_path: Path) -> None:
     """A harness step that fails after the agent ran is the agent's failure only when the disk is
     full now AND the attempt's own folder took at least half of what was free at its start."""
-    from trialbook.harness._attempt import _agent_filled_the_disk, _free_bytes
+    from trialbook.harness._fs import agent_filled_the_disk, free_bytes
 
     (tmp_path / "big").write_bytes(b"x" * 100_000)
-    free = _free_bytes(tmp_path)
+    free = free_bytes(tmp_path)
     assert free > 0
-    assert not _agent_filled_the_disk(tmp_path, free)  # not full now
-    assert not _agent_filled_the_disk(tmp_path, 0)  # free space unknown: the harness's
+    assert not agent_filled_the_disk(tmp_path, free)  # not full now
+    assert not agent_filled_the_disk(tmp_path, 0)  # free space unknown: the harness's

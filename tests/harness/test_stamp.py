@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trialbook.harness import _cgroup, _run
+from trialbook.harness import _cgroup, _scratch
 from trialbook.harness._stamp import _pid_namespace, is_dead, pid_of, stamp
 
 
@@ -62,7 +62,7 @@ def test_a_new_run_leaves_another_namespaces_scratch_folder_alone() -> None:
         tempfile.mkdtemp(prefix=f"trialbook-run-ns{_pid_namespace()}-{_dead_pid()}-12345.")
     )
     try:
-        _run._clean_stale_runs()
+        _scratch.clean_stale_runs()
         assert theirs.exists()
         assert not ours_dead.exists()
     finally:

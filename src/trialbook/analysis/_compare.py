@@ -172,6 +172,8 @@ class _Run:
     strata: list[str | None]
     meta: dict[str, set[str]]
     earlier: int
+    incomplete: str = ""
+    """``INTERRUPTED: 12 of 24 attempts`` for a run of our own harness that did not finish."""
 
 
 def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
@@ -214,6 +216,7 @@ def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
         strata=list(groups.stratum),
         meta=meta,
         earlier=earlier,
+        incomplete=completion.label if (completion := ledger.completion_of(run_id)) else "",
     )
 
 
@@ -261,7 +264,11 @@ def compare_runs(
     options = options or CompareOptions()
     reader = read or read_ledger
     a, b = _load(baseline, reader), _load(candidate, reader)
-    warnings: list[str] = []
+    warnings: list[str] = [
+        f"{role} run {run.run_id} is {run.incomplete}: compared on the attempts made so far"
+        for role, run in (("baseline", a), ("candidate", b))
+        if run.incomplete
+    ]
     ds_a, ds_b = a.meta["dataset_id"], b.meta["dataset_id"]
     if ds_a != ds_b:
         text = f"the runs are on different suites (dataset_id {sorted(ds_a)} vs {sorted(ds_b)})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from trialbook.ledger import Provenance
+from trialbook.ledger import Completion, Provenance
 from trialbook.stats import BootstrapResult, CostSummary, EffortSummary, VarianceComponents
 
 __all__ = [
@@ -135,6 +135,9 @@ class RunScore:
     none does (effort holds NaN then, never a made-up 0)."""
     source: Provenance | None = None
     """Where an imported run came from (source, version, files and their hashes); None for ours."""
+    completion: Completion | None = None
+    """How far a run of our own harness got (finished, interrupted, not finished; attempts done of
+    planned); None where the ledger does not say (a JSONL or CSV file, an imported run)."""
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,13 @@ def _short_tasks_error(
 
 def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     provenance = ledger.source_of(run_id)
+    completion = ledger.completion_of(run_id)
     notes: list[str] = []
+    if completion is not None and not completion.complete:
+        notes.append(
+            f"this run is {completion.label}: its figures are of the attempts made so far, "
+            "not of the run it set out to be (resume it to finish)"
+        )
     if provenance is not None:
         version = f" ({provenance.source_version})" if provenance.source_version else ""
         notes.append(
@@ -362,6 +368,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         notes=tuple(notes),
         not_recorded=not_recorded,
         source=provenance,
+        completion=completion,
     )
 
 

@@ -19,6 +19,7 @@ from trialbook.cli.io import export
 from trialbook.cli.passk import passk
 from trialbook.cli.plan import plan
 from trialbook.cli.run import run
+from trialbook.cli.runs import runs
 from trialbook.cli.score import score
 from trialbook.cli.suite import suite
 
@@ -37,7 +38,19 @@ def main() -> None:
     """
 
 
-for _command in (score, compare, plan, passk, suite, grader_check, run, import_, export, demo):
+for _command in (
+    score,
+    compare,
+    plan,
+    passk,
+    suite,
+    grader_check,
+    run,
+    runs,
+    import_,
+    export,
+    demo,
+):
     main.add_command(_command)
 
 

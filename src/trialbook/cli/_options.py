@@ -156,11 +156,10 @@ def interval_options(fn: F) -> F:
 sandbox_option = click.option(
     "--sandbox",
     type=click.Choice(["auto", "bwrap", "process"]),
-    default="auto",
-    show_default=True,
+    default=None,
     help=(
-        "auto: bubblewrap where it works, else the process tier (and say so); bwrap: require it; "
-        "process: own session + rlimits only."
+        "auto (the default): bubblewrap where it works, else the process tier (and say so); "
+        "bwrap: require it; process: own session + rlimits only."
     ),
 )
 """``--sandbox auto|bwrap|process`` (see docs/harness.md)."""

@@ -1,14 +1,33 @@
-"""Progress of a run on the terminal: a rich bar on a tty, one plain line per attempt otherwise."""
+"""Progress of a run on the terminal: a rich bar on a tty, one plain line per attempt otherwise.
+
+Every count is of the whole run: a resume starts from the counts of the attempts already in the
+ledger (done, passed, timed out, infra errors), and time left is estimated from this session's pace.
+"""
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-__all__ = ["Progress"]
+if TYPE_CHECKING:
+    from trialbook.harness import Tally
+
+__all__ = ["Progress", "time_left"]
+
+
+def time_left(seconds: float | None) -> str:
+    """``4 s left``, ``2 min left``, ``1.5 h left``; empty when there is no estimate yet."""
+    if seconds is None:
+        return ""
+    if seconds < 90:
+        return f"{seconds:.0f} s left"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min left"
+    return f"{seconds / 3600:.1f} h left"
 
 
 class Progress:
@@ -16,8 +35,9 @@ class Progress:
 
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()
-        self.passes = self.timeouts = self.infra = self.done = 0
-        self.total = 0
+        self.tally: Tally | None = None
+        self.total = self.session = 0
+        self.started = time.monotonic()
         self._bar: Any = None
         self._task: Any = None
 
@@ -28,20 +48,17 @@ class Progress:
         if self._bar is not None:
             self._bar.stop()
 
-    def begin(self, run_id: str, total: int, done: int, notes: Sequence[str]) -> None:
+    def begin(self, run_id: str, total: int, done: Tally, notes: Sequence[str]) -> None:
         for note in notes:
             click.echo(note, err=True)
-        self.total, self.done = total, done
+        self.total, self.tally, self.started = total, done, time.monotonic()
         click.echo(
-            f"run {run_id}: {total - done} attempts to run ({done} already in the ledger)", err=True
+            f"run {run_id}: {total - done.done} attempts to run "
+            f"({done.done} already in the ledger)",
+            err=True,
         )
         if self.tty:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                TextColumn,
-                TimeRemainingColumn,
-            )
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
             from rich.progress import Progress as Bar
 
             self._bar = Bar(
@@ -49,23 +66,39 @@ class Progress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[stats]}"),
-                TimeRemainingColumn(),
                 transient=False,
             )
             self._bar.start()
-            self._task = self._bar.add_task("attempts", total=total, completed=done, stats="")
+            self._task = self._bar.add_task(
+                "attempts", total=total, completed=done.done, stats=self._stats()
+            )
+
+    def _left(self) -> float | None:
+        """Seconds left at this session's pace (None before its first attempt)."""
+        if self.session == 0 or self.tally is None:
+            return None
+        pace = (time.monotonic() - self.started) / self.session
+        return pace * max(self.total - self.tally.done, 0)
+
+    def _stats(self) -> str:
+        t = self.tally
+        if t is None:
+            return ""
+        stats = f"passed {t.passed} · timed out {t.timed_out} · infra errors {t.infra_errors}"
+        left = time_left(self._left())
+        return f"{stats} · {left}" if left else stats
 
     def attempt(self, row: Mapping[str, Any]) -> None:
-        self.done += 1
-        self.passes += bool(row["passed"])
-        self.timeouts += bool(row["timed_out"])
-        self.infra += row["status"] == "infra_error"
-        stats = f"passed {self.passes} · timed out {self.timeouts} · infra errors {self.infra}"
+        if self.tally is None:
+            return
+        self.tally = self.tally.add(row)
+        self.session += 1
+        stats = self._stats()
         if self._bar is not None:
-            self._bar.update(self._task, completed=self.done, stats=stats)
+            self._bar.update(self._task, completed=self.tally.done, stats=stats)
         else:
             click.echo(
-                f"[{self.done}/{self.total}] {row['task_id']} #{row['attempt_index']}: {row['status']} "
-                f"({float(row['elapsed_s']):.1f} s) · {stats}",
+                f"[{self.tally.done}/{self.total}] {row['task_id']} #{row['attempt_index']}: "
+                f"{row['status']} ({float(row['elapsed_s']):.1f} s) · {stats}",
                 err=True,
             )

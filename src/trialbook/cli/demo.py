@@ -12,7 +12,7 @@ from trialbook.cli._options import sandbox_option, user_errors
 from trialbook.cli._progress import Progress
 
 if TYPE_CHECKING:
-    from trialbook.harness import RunResult
+    from trialbook.harness import RunResult, Tally
     from trialbook.suite import Lock
 
 __all__ = ["demo"]
@@ -37,7 +37,7 @@ BANNER = (
 @click.option("--jobs", default=2, show_default=True, help="Attempts run at once.")
 @sandbox_option
 @user_errors
-def demo(out: Path, jobs: int, sandbox: str) -> None:
+def demo(out: Path, jobs: int, sandbox: str | None) -> None:
     """Run two SIMULATED agents on the bundled suite through the harness, score both, compare them.
 
     The suite is real (small Python tasks with real tests); the agents are simulators that apply a
@@ -51,7 +51,7 @@ def demo(out: Path, jobs: int, sandbox: str) -> None:
     console = Console()
     console.print(BANNER)
     with _DemoProgress(console) as progress:
-        result = run_demo(out, jobs=jobs, sandbox=sandbox, progress=progress)
+        result = run_demo(out, jobs=jobs, sandbox=sandbox or "auto", progress=progress)
     for report in result.scores.values():
         console.print(render.score_table(report))
     console.print(render.compare_text(result.comparison), markup=False)
@@ -91,7 +91,7 @@ class _DemoProgress:
         self.console.print(f"\n[bold]{name}[/]: k attempts per task through the harness ...")
         self.bar = Progress()
 
-    def begin(self, run_id: str, total: int, done: int, notes: Sequence[str]) -> None:
+    def begin(self, run_id: str, total: int, done: Tally, notes: Sequence[str]) -> None:
         if self.bar is not None:
             self.bar.begin(run_id, total, done, notes)
 

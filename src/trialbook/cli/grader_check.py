@@ -18,7 +18,7 @@ __all__ = ["grader_check"]
 @click.option("--jobs", default=1, show_default=True, help="Graders run at once.")
 @format_option("table", "json", schema="trialbook.grader_check/1")
 @user_errors
-def grader_check(directory: Path, sandbox: str, jobs: int, fmt: str) -> None:
+def grader_check(directory: Path, sandbox: str | None, jobs: int, fmt: str) -> None:
     """Run each task's grader on its untouched fixture (must fail), its reference/ (must pass) and
     each decoys/<name>/ (must fail); print false accepts and false rejects; exit 1 if any."""
     from trialbook import report as render
@@ -30,7 +30,7 @@ def grader_check(directory: Path, sandbox: str, jobs: int, fmt: str) -> None:
     if jobs < 1:
         raise ArgumentError(f"jobs must be >= 1, got {jobs}", argument="jobs")
     loaded = load_suite(directory)
-    tier, note = resolve_tier(sandbox)
+    tier, note = resolve_tier(sandbox or "auto")
     if note:
         click.echo(note, err=True)
     result = check(loaded, tier, jobs)

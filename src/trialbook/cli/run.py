@@ -17,14 +17,19 @@ EXIT_INTERRUPTED = 130
 
 
 @click.command()
-@click.argument("suite_dir", metavar="SUITE", type=click.Path(file_okay=False, path_type=Path))
+@click.argument(
+    "suite_dir",
+    metavar="[SUITE]",
+    required=False,
+    type=click.Path(file_okay=False, path_type=Path),
+)
 @click.option(
-    "--agent", required=True, help="Agent command, run through /bin/sh -c in the workspace."
+    "--agent",
+    help="Agent command, run through /bin/sh -c in the workspace (default: the project's).",
 )
 @click.option(
     "--ledger",
     "ledger",
-    required=True,
     type=click.Path(dir_okay=False, path_type=Path),
     help="SQLite ledger (.db) to append to; created if absent. Raw output is kept beside it.",
 )
@@ -33,9 +38,13 @@ EXIT_INTERRUPTED = 130
     "--run-id", help="Id of the new run (default: SYSTEM-<UTC time>-<6 random hex digits>)."
 )
 @click.option(
-    "--resume", "resume", metavar="ID", help="Resume run ID: run only its attempts without a row."
+    "--resume",
+    "resume",
+    metavar="ID",
+    help="Resume run ID with its own suite, agent, sandbox and tasks: run only its attempts "
+    "without a row.",
 )
-@click.option("--jobs", default=1, show_default=True, help="Attempts run at once.")
+@click.option("--jobs", type=int, help="Attempts run at once (default: the project's, else 1).")
 @sandbox_option
 @click.option(
     "--subset",
@@ -43,6 +52,14 @@ EXIT_INTERRUPTED = 130
     metavar="NAME",
     help="Run only the tasks of this named subset of the suite (e.g. smoke).",
 )
+@click.option(
+    "--task",
+    "tasks",
+    multiple=True,
+    metavar="ID_OR_GLOB",
+    help="Run only the tasks whose id matches (repeatable; shell globs such as 'repair-*').",
+)
+@click.option("--limit", type=int, metavar="N", help="Run only the first N of the selected tasks.")
 @click.option(
     "--executor",
     type=click.Choice(["local"]),
@@ -61,15 +78,17 @@ EXIT_INTERRUPTED = 130
 @click.option("--rerun-reason", help="Why this run repeats an earlier one (recorded in the run).")
 @user_errors
 def run(
-    suite_dir: Path,
-    agent: str,
-    ledger: Path,
+    suite_dir: Path | None,
+    agent: str | None,
+    ledger: Path | None,
     system: str | None,
     run_id: str | None,
     resume: str | None,
-    jobs: int,
-    sandbox: str,
+    jobs: int | None,
+    sandbox: str | None,
     subset: str | None,
+    tasks: tuple[str, ...],
+    limit: int | None,
     executor: str,
     pass_env: tuple[str, ...],
     model_version: str | None,
@@ -78,8 +97,12 @@ def run(
     """Run an agent on a frozen suite: k attempts per task, each in a fresh sandboxed workspace,
     under the suite's timeout, one ledger row per finished attempt.
 
+    In a project with a trialbook.toml (or [tool.trialbook] in pyproject.toml) naming the suite,
+    agent and ledger, 'trialbook run' alone runs it; options given here take precedence.
+
+    Before the first attempt, the agent's and graders' programs are checked inside the sandbox.
     Ctrl-C (or SIGTERM) stops cleanly: running attempts are killed and left without a row, and
-    --resume ID runs them again later.
+    the command printed then resumes the run.
     """
     import os
     import signal
@@ -87,12 +110,28 @@ def run(
 
     from trialbook import report as render
     from trialbook.errors import ArgumentError
-    from trialbook.harness import RunOptions, run_suite
+    from trialbook.harness import RunOptions, load_project, run_suite
 
     if resume is not None and (run_id is not None or system is not None):
         raise ArgumentError(
             "--resume takes the run's own id, system and settings: drop --run-id/--system"
         )
+    project = load_project(Path.cwd())
+    if project is not None:
+        ledger = ledger or project.ledger
+        if resume is None:  # a resume takes its settings from the run's record, not the file
+            suite_dir = suite_dir or project.suite
+            agent = agent or project.agent
+            system = system or project.system
+            sandbox = sandbox or project.sandbox
+            pass_env = pass_env or project.pass_env
+        jobs = jobs or project.jobs
+    if ledger is None:
+        raise ArgumentError("give --ledger, or a ledger in trialbook.toml (docs/cli.md)")
+    if resume is None and suite_dir is None:
+        raise ArgumentError("give the SUITE folder, or a suite in trialbook.toml (docs/cli.md)")
+    if resume is None and agent is None:
+        raise ArgumentError("give --agent, or an agent in trialbook.toml (docs/cli.md)")
     missing = [name for name in pass_env if name not in os.environ]
     if missing:
         raise ArgumentError(f"--pass-env: not set in this environment: {', '.join(missing)}")
@@ -103,9 +142,11 @@ def run(
         system=system,
         run_id=run_id,
         resume=resume,
-        jobs=jobs,
+        jobs=1 if jobs is None else jobs,
         sandbox=sandbox,
         subset=subset,
+        tasks=tasks,
+        limit=limit,
         executor=executor,
         pass_env={name: os.environ[name] for name in pass_env},
         model_version=model_version,
@@ -127,6 +168,21 @@ def run(
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
-    click.echo(render.run_text(result))
+    click.echo(render.run_text(result, program=program_name()))
     if result.interrupted:
         sys.exit(EXIT_INTERRUPTED)
+
+
+def program_name() -> str:
+    """How to call this trialbook again from a shell: ``trialbook`` when that is what the PATH
+    finds, else the script's path, else ``PYTHON -m trialbook``."""
+    import shlex
+    import shutil
+
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and script.name == "trialbook" and script.is_file():
+        found = shutil.which("trialbook")
+        if found is not None and Path(found).resolve() == script.resolve():
+            return "trialbook"
+        return shlex.quote(str(script.resolve()))
+    return f"{shlex.quote(sys.executable)} -m trialbook"

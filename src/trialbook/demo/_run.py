@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from trialbook.demo.agent import PROFILES
+from trialbook.errors import ArgumentError
 
 if TYPE_CHECKING:
     from trialbook.analysis import Comparison, ScoreReport
-    from trialbook.harness import RunResult
+    from trialbook.harness import RunResult, Tally
     from trialbook.suite import Lock
 
 __all__ = ["SUITE_DIR", "DemoProgress", "DemoResult", "run_demo"]
@@ -39,7 +40,7 @@ class DemoProgress(Protocol):
     def run_started(self, name: str) -> None:
         """System ``name`` starts; ``begin`` and ``attempt`` follow as in a harness run."""
 
-    def begin(self, run_id: str, total: int, done: int, notes: Sequence[str]) -> None: ...
+    def begin(self, run_id: str, total: int, done: Tally, notes: Sequence[str]) -> None: ...
 
     def attempt(self, row: Mapping[str, object]) -> None: ...
 
@@ -77,7 +78,8 @@ def run_demo(
     sandbox: str = "auto",
     progress: DemoProgress | None = None,
 ) -> DemoResult:
-    """Run the demo into ``out`` (created; an earlier ``out/suite`` is replaced, the ledger grows).
+    """Run the demo into ``out``: a new folder, or one without a demo's ledger (an ArgumentError
+    naming ``out`` otherwise: a second demo in the same ledger would be scored as four runs).
 
     Both agents are :mod:`trialbook.demo.agent` simulators; the suite, harness, sandbox, ledger,
     scoring and comparison are the real ones.
@@ -87,6 +89,13 @@ def run_demo(
     from trialbook.harness import RunOptions, run_suite
     from trialbook.suite import LOCK_NAME, freeze, load_suite, write_lock
 
+    ledger = out / "ledger.db"
+    if ledger.exists():
+        raise ArgumentError(
+            f"{ledger} already holds a demo's runs, and a second demo would add two more to it: "
+            f"remove {out} first, or give another folder",
+            argument="out",
+        )
     out.mkdir(parents=True, exist_ok=True)
     suite_dir = out / "suite"
     shutil.rmtree(suite_dir, ignore_errors=True)
@@ -96,7 +105,6 @@ def run_demo(
     lock_path = write_lock(suite, lock)
     if progress is not None:
         progress.frozen(lock, lock_path)
-    ledger = out / "ledger.db"
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     runs: dict[str, RunResult] = {}
     with agent_material(suite_dir) as material:

@@ -5,8 +5,10 @@ seed from the environment, edits files in its working directory, appends usage l
 ``$TRIALBOOK_USAGE_FILE``), and decides what to do by seeded chance: apply the task's correct fix, or
 a plausible wrong one, and now and then hang past the timeout or leave a child process running (the
 harness must cope with both). The candidate profile succeeds a little more often than the baseline.
-Both profiles draw the same random number for the same task and seed, as two real systems face the
-same task difficulty, so the paired comparison has something to pair.
+Each system draws from its own random stream, seeded by (system, task, attempt seed), as two real
+systems' attempts are independent draws; what they share is each task's difficulty (its ``EASE``),
+so the two systems' outcomes agree per task about as often as real systems' do, and the pairing
+gain the demo shows is the size real comparisons get, not more.
 
 The fixes are the suite's own files: the correct fix is the task's ``reference/``, the plausible
 wrong one its ``decoys/plausible/`` (the grader-check proves the first passes and the second fails).
@@ -94,11 +96,12 @@ class Decision:
 
 
 def decide(name: str, task_id: str, seed: str) -> Decision:
-    """The seeded choices of profile ``name`` on one task at one seed (the draws keep their order)."""
+    """The seeded choices of profile ``name`` on one task at one seed, all from the stream seeded
+    by (name, task, seed): another system's draws never enter (the draws keep their order)."""
     profile = PROFILES[name]
-    shared = random.Random(f"{task_id}:{seed}")  # the same draw for both systems: task difficulty
+    # the system's own stream; the task's difficulty (EASE) is what both systems share
     own = random.Random(f"{name}:{task_id}:{seed}")
-    correct = shared.random() < min(0.97, EASE[task_id] + profile.lift)
+    correct = own.random() < min(0.97, EASE[task_id] + profile.lift)
     sleep_s = own.uniform(0.05, 0.3)  # "thinking"
     usage = []
     for _ in range(own.randint(1, 4)):

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from trialbook.harness._attempt import run_attempt
-    from trialbook.harness._driver import RunProgress
+    from trialbook.harness._driver import RunProgress, Tally
     from trialbook.harness._executor import Executor, LocalExecutor
     from trialbook.harness._gradercheck import GraderCase, GraderCheck, grader_check
+    from trialbook.harness._project import Project, load_project
     from trialbook.harness._run import RunOptions, RunResult, run_suite
+    from trialbook.harness._runs import RunSummary, list_runs
     from trialbook.harness._sandbox import Tier, bwrap_problem, resolve_tier
     from trialbook.harness._spec import AttemptResult, AttemptSpec, Budget
 
@@ -31,12 +33,17 @@ __all__ = [
     "GraderCase",
     "GraderCheck",
     "LocalExecutor",
+    "Project",
     "RunOptions",
     "RunProgress",
     "RunResult",
+    "RunSummary",
+    "Tally",
     "Tier",
     "bwrap_problem",
     "grader_check",
+    "list_runs",
+    "load_project",
     "resolve_tier",
     "run_attempt",
     "run_suite",
@@ -45,6 +52,11 @@ __all__ = [
 _LAZY = {
     "run_attempt": "_attempt",
     "RunProgress": "_driver",
+    "Tally": "_driver",
+    "RunSummary": "_runs",
+    "list_runs": "_runs",
+    "Project": "_project",
+    "load_project": "_project",
     "Executor": "_executor",
     "LocalExecutor": "_executor",
     "GraderCase": "_gradercheck",

@@ -15,7 +15,6 @@ import functools
 import json
 import math
 import os
-import shlex
 import shutil
 import stat
 import sys
@@ -25,8 +24,15 @@ from pathlib import Path
 
 from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
-from trialbook.harness._fs import remove_tree
-from trialbook.harness._process import TOKEN_VAR, Captured, Outcome, run_command
+from trialbook.harness._fs import agent_filled_the_disk, free_bytes, remove_tree
+from trialbook.harness._process import (
+    NOT_STARTED,
+    TOKEN_VAR,
+    Captured,
+    Outcome,
+    not_started,
+    run_command,
+)
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
 from trialbook.harness._spec import AttemptResult, AttemptSpec
 from trialbook.harness._usage import USAGE_KEYS, read_usage
@@ -126,14 +132,14 @@ def run_attempt(spec: AttemptSpec) -> AttemptResult:
             attempt_dir = Path(
                 tempfile.mkdtemp(prefix=f"{spec.task_id}.{spec.attempt_index}.", dir=spec.scratch)
             ).resolve()
-            free_at_start = _free_bytes(attempt_dir)
+            free_at_start = free_bytes(attempt_dir)
             passed = _attempt(spec, attempt_dir, captured, row, notes)
         except (OSError, _Changed) as exc:
             filled = (
                 attempt_dir is not None
                 and "elapsed_s" in row  # the agent has run
                 and isinstance(exc, OSError)  # ENOSPC, or a copy's shutil.Error made of them
-                and _agent_filled_the_disk(attempt_dir, free_at_start)
+                and agent_filled_the_disk(attempt_dir, free_at_start)
             )
             timed_out = filled and row.get("timed_out") is True
             row.update(
@@ -243,6 +249,11 @@ def _attempt(
         notes.insert(0, f"stopped at the {budget.timeout_s:g} s timeout")
         if not budget.grade_after_timeout:
             return False
+    if not agent.timed_out and (why := not_started(agent, captured.text("agent.stderr"))):
+        # a program the command names could not be started: the set-up's fault, not the agent's
+        notes.insert(0, f"{NOT_STARTED} the agent's command could not be started ({why})")
+        row.update(passed=False, timed_out=False, status="infra_error", score=None)
+        return False
     if not agent.timed_out and (note := _describe_exit("agent", agent)):
         notes.append(note)
     if not _is_dir(workspace):
@@ -350,8 +361,8 @@ def grade_workspace(
     if outcome.timed_out:
         notes.append(f"grader stopped at its {grader_timeout_s:g} s timeout (counted as a fail)")
         return False, None, notes
-    if outcome.exit_code == 127 and (missing := _missing_program(grader, env["PATH"])):
-        notes.append(f"{_GRADER_MISSING} {missing!r} was not found (exit 127)")
+    if why := not_started(outcome, captured.text("grader.stderr"), workspace_is_agents=True):
+        notes.append(f"{_GRADER_MISSING} could not be started ({why})")
         return False, None, notes
     score, problem = _grader_score(captured.text("grader.stdout"))
     if problem:
@@ -360,26 +371,7 @@ def grade_workspace(
 
 
 _GRADER_MISSING = "harness error: the grader's command"
-
-
-def _missing_program(command: str, path: str) -> str | None:
-    """The grader's program when the harness cannot find it (a setup problem, not the agent's):
-    a bare name not on PATH or an absolute path that does not exist. A relative path (a script in
-    the workspace, say) is the agent's to keep, so it is never reported here."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    while words and "=" in words[0] and not words[0].startswith("="):  # VAR=value prefixes
-        words = words[1:]
-    if not words or "$" in words[0]:
-        return None
-    program = words[0]
-    if program.startswith("/"):
-        return None if os.path.exists(program) else program
-    if "/" in program:
-        return None
-    return None if shutil.which(program, path=path) else program
+"""How the note of a grader that could not be started begins (the attempt is an infra error)."""
 
 
 def _sandboxed(
@@ -413,39 +405,6 @@ def _sandboxed(
     if not info.started() and not outcome.cancelled:
         raise OSError(f"the {who}'s sandbox did not start: {_last_line(captured, f'{who}.stderr')}")
     return outcome
-
-
-def _free_bytes(folder: Path) -> int:
-    try:
-        info = os.statvfs(folder)
-    except OSError:
-        return 0
-    return info.f_bavail * info.f_frsize
-
-
-def _agent_filled_the_disk(attempt_dir: Path, free_at_start: int, most: int = 1_000_000) -> bool:
-    """Whether the disk is full now and the attempt's own folder holds at least half of what was
-    free when it started: then a harness step that failed after the agent ran failed for the
-    agent's doing (nothing caps an attempt's disk use but the disk), not the harness's. Counted
-    without recursion and without following a link, over at most ``most`` entries."""
-    if free_at_start <= 0 or _free_bytes(attempt_dir) > min(free_at_start // 100, 64 << 20):
-        return False
-    used, stack, seen = 0, [str(attempt_dir)], 0
-    while stack and seen < most:
-        try:
-            entries = list(os.scandir(stack.pop()))
-        except OSError:
-            continue
-        for entry in entries:
-            seen += 1
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            used += info.st_blocks * 512
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(entry.path)
-    return used * 2 >= free_at_start
 
 
 def _is_dir(path: Path) -> bool:

@@ -22,16 +22,40 @@ from trialbook.harness._executor import Executor
 from trialbook.harness._spec import AttemptResult, AttemptSpec
 from trialbook.ledger import LedgerStore, Prepared, prepare
 
-__all__ = ["Driver", "Planned", "RunProgress"]
+__all__ = ["EARLY_ATTEMPTS", "Driver", "Planned", "RunProgress", "Tally"]
+
+EARLY_ATTEMPTS = 3
+"""When this many first attempts of a run (or all, if fewer but more than one) end in the same
+harness-side error, the run stops: every further attempt would fail the same way."""
 
 _POLL_S = 0.1
 """How often the loop looks at ``stop`` while attempts run (a Ctrl-C is acted on this soon)."""
 
 
-class RunProgress(Protocol):
-    """What the driver reports while it runs (the CLI draws a bar or prints lines)."""
+@dataclasses.dataclass(frozen=True)
+class Tally:
+    """Counts of a run's finished attempts (the whole run, earlier sessions included)."""
 
-    def begin(self, run_id: str, total: int, done: int, notes: Sequence[str]) -> None: ...
+    done: int = 0
+    passed: int = 0
+    timed_out: int = 0
+    infra_errors: int = 0
+
+    def add(self, row: Mapping[str, object]) -> Tally:
+        """The counts with one more row."""
+        return Tally(
+            self.done + 1,
+            self.passed + bool(row["passed"]),
+            self.timed_out + bool(row["timed_out"]),
+            self.infra_errors + (row["status"] == "infra_error"),
+        )
+
+
+class RunProgress(Protocol):
+    """What the driver reports while it runs (the CLI draws a bar or prints lines). ``begin`` gets
+    the counts of the attempts already in the ledger, so that every count is of the whole run."""
+
+    def begin(self, run_id: str, total: int, done: Tally, notes: Sequence[str]) -> None: ...
 
     def attempt(self, row: Mapping[str, object]) -> None: ...
 
@@ -76,7 +100,29 @@ class Driver:
         self.transcripts, self.transcript_base = transcripts, transcript_base
         self.progress, self.stop = progress, stop
         self.written = 0
+        self.stopped_by: str | None = None
+        """The harness error the first attempts all ended in, when it stopped the run."""
+        self._early: list[str | None] = []
+        self._cause = ""
+        self._early_n = EARLY_ATTEMPTS
         self._finished: list[tuple[dict[str, object], Prepared]] = []
+
+    def _watch(self, row: Mapping[str, object]) -> None:
+        """Stop the run when its first attempts all ended in the same harness-side error."""
+        if not self._early_n or len(self._early) >= self._early_n:
+            return
+        error = row.get("error")
+        infra = row.get("status") == "infra_error" and isinstance(error, str)
+        first = str(error).split("; ")[0]
+        self._early.append(first if infra else None)
+        if infra and not self._cause:
+            self._cause = first
+        full = len(self._early) == self._early_n
+        # the same kind of error: the same words before the details (which name the task)
+        kinds = {e.split(" (")[0] for e in self._early if e is not None}
+        if full and None not in self._early and len(kinds) == 1:
+            self.stopped_by = self._cause
+            self.stop.set()
 
     def _row(self, spec: AttemptSpec, result: AttemptResult) -> tuple[dict[str, object], Prepared]:
         """The row to write: the worker's, plus where its raw output is kept; validated."""
@@ -111,13 +157,17 @@ class Driver:
     def _collect(self, spec: AttemptSpec, future: Future[AttemptResult]) -> None:
         result = future.result()
         if not result.cancelled:  # cancelled: its marker stays without a row (cut off)
-            self._finished.append(self._row(spec, result))
+            row, validated = self._row(spec, result)
+            self._watch(row)
+            self._finished.append((row, validated))
 
     def drive(self, todo: list[Planned], executor: Executor) -> None:
         """Run ``todo``; on any exception (or once ``stop`` is set) start no attempt, have the
         executor cancel the running ones, keep the rows of those that finished, and leave the rest
         cut off."""
         queue = deque(todo)
+        # one attempt alone is no pattern: a run of one is left to finish with its row
+        self._early_n = min(EARLY_ATTEMPTS, len(todo)) if len(todo) > 1 else 0
         running: dict[Future[AttemptResult], AttemptSpec] = {}
         cancelled = False
         try:

@@ -22,7 +22,16 @@ from pathlib import Path
 from trialbook.harness._cancel import cancelled as _cancelled
 from trialbook.harness._cgroup import Cgroup
 
-__all__ = ["TOKEN_VAR", "Captured", "Outcome", "find_processes", "run_command", "sweep"]
+__all__ = [
+    "NOT_STARTED",
+    "TOKEN_VAR",
+    "Captured",
+    "Outcome",
+    "find_processes",
+    "not_started",
+    "run_command",
+    "sweep",
+]
 
 TOKEN_VAR = "TRIALBOOK_SANDBOX_TOKEN"
 _CANCEL_CHECK_S = 0.2
@@ -431,3 +440,37 @@ def _run(
         cancelled=cancelled,
         left_behind=left_behind,
     )
+
+
+NOT_STARTED = "harness error:"
+"""How the error of an attempt whose agent or grader could not be started begins."""
+
+_NOT_STARTED_ENDINGS = (
+    "not found",
+    "No such file or directory",
+    "Permission denied",
+    "Exec format error",
+    "cannot execute binary file",
+    "Is a directory",
+)
+
+
+def not_started(outcome: Outcome, stderr: str, *, workspace_is_agents: bool = False) -> str | None:
+    """The shell's own line when it could not start a program the command names (exit 126 or
+    127 and ``/bin/sh: 1: NAME: not found``), else None. A program that started and then failed to
+    start another says so under its own name, never as ``/bin/sh``: that stays the agent's fail.
+
+    ``workspace_is_agents`` (the grader): a relative NAME is a file of the workspace, which the
+    agent may have removed: its fail, not the harness's.
+    """
+    if outcome.exit_code not in (126, 127):
+        return None
+    for line in stderr.splitlines():
+        text = line.strip()
+        if text.startswith("/bin/sh: ") and text.endswith(_NOT_STARTED_ENDINGS):
+            parts = text.split(": ")
+            name = parts[-2] if len(parts) >= 3 else ""
+            if workspace_is_agents and "/" in name and not name.startswith("/"):
+                return None
+            return text
+    return None

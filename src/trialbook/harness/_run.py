@@ -8,27 +8,34 @@ a resume runs exactly the attempts without a row again and records how many were
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
-import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
 
-from trialbook.errors import ArgumentError
-from trialbook.harness._cgroup import Cgroup, clean_stale, not_capped
-from trialbook.harness._driver import Driver, Planned, RunProgress
+from trialbook.errors import ArgumentError, HarnessError
+from trialbook.harness._attempt import base_env
+from trialbook.harness._cgroup import Cgroup, not_capped
+from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._fs import remove_tree
+from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
+from trialbook.harness._preflight import check_agent, check_grader, command_words
 from trialbook.harness._process import sweep
 from trialbook.harness._sandbox import Tier, limit_notes, resolve_tier
+from trialbook.harness._scratch import (
+    clean_stale_runs,
+    make_scratch,
+    start_watchdog,
+    stop_watchdog,
+)
+from trialbook.harness._select import select_tasks
 from trialbook.harness._spec import AttemptSpec, Budget
-from trialbook.harness._stamp import is_dead, stamp
 from trialbook.ledger import LedgerStore, RunRecord
 from trialbook.suite import (
     Lock,
@@ -48,19 +55,30 @@ __all__ = ["RunOptions", "RunResult", "run_suite"]
 class RunOptions:
     """Everything ``trialbook run`` takes."""
 
-    suite: Path
-    agent: str
+    suite: Path | None
+    """The suite folder; None to resume a run (its record names it)."""
+    agent: str | None
+    """The agent's command; None to resume a run with the agent it records."""
     ledger: Path
     system: str | None = None
     run_id: str | None = None
     resume: str | None = None
+    """Resume this run: its record gives the suite, agent, sandbox and tasks; any given here must
+    be the same."""
     jobs: int = 1
-    sandbox: str = "auto"
-    """Sandbox tier: ``auto`` (bwrap where it works, else process), ``bwrap`` or ``process``."""
+    sandbox: str | None = None
+    """Sandbox tier: ``auto`` (bwrap where it works, else process), ``bwrap`` or ``process``;
+    None: ``auto`` for a new run, the run's own for a resume."""
     subset: str | None = None
     """Run only the tasks of this subset named in suite.toml ``[subsets]``, e.g. ``smoke``."""
+    tasks: tuple[str, ...] = ()
+    """Run only the tasks whose ids match one of these shell globs (``repair-*``)."""
+    limit: int | None = None
+    """Run only the first this many of the selected tasks (suite order)."""
     executor: str = "local"
     pass_env: Mapping[str, str] = field(default_factory=dict)
+    """Variables of the caller's environment passed to the agent. A resume given none passes the
+    ones the run records, read from this process's environment."""
     model_version: str | None = None
     rerun_reason: str | None = None
     grace_s: float = 2.0
@@ -80,23 +98,23 @@ class RunResult:
     quarantined: tuple[str, ...]
     interrupted: bool
     notes: tuple[str, ...]
+    resume_command: tuple[str, ...] = ()
+    """The ``trialbook run`` arguments that resume this run (after the program's name)."""
 
 
 def _hidden(suite_root: Path, ledger: Path, transcripts: Path, scratch: Path) -> tuple[Path, ...]:
-    """Folders the agent must not see (bwrap tier): suite, ledger folder, the ledger's transcripts
-    (of every run), other attempts.
+    """What the agent and the grader must not see (bwrap tier): the suite (its oracles), the ledger
+    file and its journals, the transcripts of every run, the run's scratch folder (other attempts).
 
-    The ledger's folder is hidden unless the Python running trialbook lives inside it (a project
-    folder with its .venv): then only the transcripts are hidden, and the ledger files themselves are
-    unreadable only by being outside the workspace (documented in docs/harness.md).
+    Exactly these, not the folders around them: an agent's script beside the ledger stays visible.
     """
-    python_dirs = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
-    ledger_dir = ledger.parent.resolve()
-    # every run's transcripts, not only this run's: an earlier grader's output may print its oracle
-    hide = [suite_root.resolve(), transcripts.parent.resolve(), scratch.resolve()]
-    if not any(p.is_relative_to(ledger_dir) for p in python_dirs):
-        hide.append(ledger_dir)
-    return tuple(hide)
+    ledger = ledger.resolve()
+    journals = [ledger.with_name(ledger.name + tail) for tail in _JOURNALS]
+    return (suite_root.resolve(), ledger, *journals, transcripts.resolve(), scratch.resolve())
+
+
+_JOURNALS = ("-wal", "-shm", "-journal")
+"""SQLite's files beside a ledger (write-ahead log, its index, a rollback journal)."""
 
 
 def _plan(
@@ -133,7 +151,7 @@ def _templates(
             start_id=0,
             task_id=task.id,
             attempt_index=0,
-            agent=options.agent,
+            agent=str(options.agent),
             prompt=task.prompt,
             fixture=task.fixture.resolve(),
             fixture_hash=fixture_hash(task),
@@ -159,74 +177,6 @@ def _templates(
     }
 
 
-def _check_agent(agent: str) -> None:
-    """Refuse an agent command that names a program by a path relative to the caller's folder: it
-    runs in each attempt's fresh workspace, where that path does not exist."""
-    import shlex
-
-    try:
-        words = shlex.split(agent)
-    except ValueError as exc:
-        raise ArgumentError(f"not a valid shell command ({exc})", argument="agent") from None
-    if not words:
-        raise ArgumentError("empty command", argument="agent")
-    program = words[0]
-    if "/" in program and not program.startswith("/") and Path(program).exists():
-        raise ArgumentError(
-            f"{program!r} is relative to this folder, but the agent runs in a fresh "
-            f"workspace: give its absolute path ({Path(program).resolve()})",
-            argument="agent",
-        )
-
-
-_SCRATCH_PREFIX = "trialbook-run-"
-
-
-def _make_scratch(run_id: str) -> Path:
-    """The run's throwaway folder, named after this harness, with the run id inside: a harness
-    killed with SIGKILL leaves it behind for the next run to recognise and clear."""
-    scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{stamp(os.getpid())}.")).resolve()
-    (scratch / "run_id").write_text(run_id)
-    return scratch
-
-
-def _clean_stale_runs() -> int:
-    """Clear what killed harnesses left on this machine: the processes of their runs, their
-    cgroups and their scratch folders (workspaces, prompts, oracle copies); returns how many
-    scratch folders were removed. A live harness's folder is never touched."""
-    removed = 0
-    clean_stale()
-    for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*"):
-        if not is_dead(folder.name[len(_SCRATCH_PREFIX) :].split(".", 1)[0]):
-            continue  # a live harness's, or one of another pid namespace (a container sharing /tmp)
-        try:
-            run_id = (folder / "run_id").read_text()
-        except OSError:
-            run_id = ""
-        if run_id:
-            sweep(f"{run_id}/", prefix=True)
-        remove_tree(folder)
-        removed += 1
-    return removed
-
-
-def _start_watchdog(run_id: str, scratch: Path) -> subprocess.Popen[bytes]:
-    """A process that outlives a killed harness just long enough to kill the run's processes and
-    remove its scratch folder."""
-    watchdog = [sys.executable, "-m", "trialbook.harness._watchdog", str(os.getpid())]
-    return subprocess.Popen(
-        [*watchdog, f"{run_id}/", str(scratch)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
-def _stop_watchdog(watchdog: subprocess.Popen[bytes]) -> None:
-    watchdog.kill()
-    watchdog.wait()
-
-
 def _check_options(options: RunOptions) -> None:
     if options.jobs < 1:
         raise ArgumentError(f"jobs must be >= 1, got {options.jobs}", argument="jobs")
@@ -242,7 +192,6 @@ def _check_options(options: RunOptions) -> None:
         )
     if options.resume is not None and not options.ledger.is_file():
         raise ArgumentError(f"no ledger {str(options.ledger)!r} to resume from", argument="resume")
-    _check_agent(options.agent)
 
 
 def _frozen_suite(root: Path) -> tuple[Suite, Lock]:
@@ -258,77 +207,88 @@ def _frozen_suite(root: Path) -> tuple[Suite, Lock]:
     return suite, check.current
 
 
-def _tasks_to_run(
-    suite: Suite, lock: Lock, subset: str | None
-) -> tuple[list[Task], tuple[str, ...]]:
-    """The tasks of the subset (or all), and the quarantined ones among them, which are not run."""
-    tasks = list(suite.tasks)
-    if subset is not None:
-        if subset not in suite.subsets:
-            known = ", ".join(sorted(suite.subsets)) or "none"
-            raise ArgumentError(
-                f"the suite has no subset {subset!r} (subsets: {known})", argument="subset"
-            )
-        members = set(suite.subsets[subset])
-        tasks = [t for t in tasks if t.id in members]
-    quarantined = tuple(t.id for t in tasks if t.id in lock.quarantined)
-    return [t for t in tasks if t.id not in lock.quarantined], quarantined
-
-
-def _open_run(
-    store: LedgerStore,
-    options: RunOptions,
-    suite: Suite,
-    dataset_id: str,
-    tier: Tier,
-    harness_version: str,
-) -> tuple[RunRecord, list[tuple[str, int]]]:
-    """Create the run, or reopen it for --resume; returns its record and the cut-off attempts."""
+def _resolve(options: RunOptions) -> tuple[RunOptions, RunRecord | None]:
+    """The options of a new run, checked; or of a resume, completed from the run's record."""
     if options.resume is None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        # the random tail: two runs of one system started in the same second never share an id
-        record = RunRecord(
-            run_id=options.run_id or f"{options.system or 'run'}-{stamp}-{os.urandom(3).hex()}",
-            system=options.system,
-            dataset_id=dataset_id,
-            suite_path=str(suite.root.resolve()),
-            k_budget=suite.k,
-            timeout_s=suite.timeout_s,
-            temperature=suite.temperature,
-            seeds=suite.seeds,
-            model_version=options.model_version,
-            grader_version=suite.grader_version,
-            harness_version=harness_version,
-            sandbox=tier,
-            rerun_reason=options.rerun_reason,
-            origin="trialbook run",
+        if options.suite is None:
+            raise ArgumentError("give the suite folder to run", argument="suite")
+        if options.agent is None:
+            raise ArgumentError("give the agent's command", argument="agent")
+        return options, None
+    if options.subset is not None or options.tasks or options.limit is not None:
+        raise ArgumentError(
+            "a resume runs the run's own tasks: drop subset, tasks and limit", argument="resume"
         )
-        store.create_run(record)
-        return record, []
-    status = store.run(options.resume)
+    with LedgerStore(options.ledger) as store:
+        status = store.run(options.resume)
     if status is None:
         raise ArgumentError(f"no run {options.resume!r} in {options.ledger}", argument="resume")
     record = status.record
-    if record.dataset_id != dataset_id:
-        raise SuiteError(
-            f"run {record.run_id!r}, to resume, was made on dataset {record.dataset_id}, "
-            f"the suite is now {dataset_id}: start a new run"
-        )
-    if record.sandbox is not None and record.sandbox != tier:
+    if options.run_id not in (None, record.run_id) or options.system not in (None, record.system):
         raise ArgumentError(
-            f"run {record.run_id!r} used the {record.sandbox} sandbox, this would use "
-            f"{tier}: resume it with the {record.sandbox} sandbox",
-            argument="sandbox",
+            f"run {record.run_id!r} keeps its own id and system ({record.system}): drop run_id "
+            "and system to resume it",
+            argument="resume",
         )
-    # Processes an earlier, killed harness left behind die before anything runs again.
-    sweep(f"{record.run_id}/", prefix=True)
-    cut_off = store.unfinished_starts(record.run_id)
-    store.record_event(
-        record.run_id,
-        "resumed",
-        {"cut_off": len(cut_off), "attempts": [f"{t}#{i}" for t, i in cut_off]},
+    given = resumed(
+        record,
+        suite=options.suite,
+        agent=options.agent,
+        sandbox=options.sandbox,
+        pass_env=tuple(options.pass_env),
     )
-    return record, cut_off
+    values = dict(options.pass_env)
+    missing = [name for name in given.pass_env if name not in values and name not in os.environ]
+    if missing:
+        raise ArgumentError(
+            f"run {record.run_id!r} passes {', '.join(missing)} to its agent, and it is not set "
+            "in this environment",
+            argument="pass_env",
+        )
+    values = {name: values.get(name, os.environ.get(name, "")) for name in given.pass_env}
+    completed = dataclasses.replace(
+        options, suite=given.suite, agent=given.agent, sandbox=given.sandbox, pass_env=values
+    )
+    return completed, record
+
+
+def _hidden_reasons(suite_root: Path, ledger: Path, transcripts: Path) -> dict[Path, str]:
+    """What the bwrap tier never shows, each with why (for the pre-flight's refusals)."""
+    suite, *ledger_files = _hidden(suite_root, ledger, transcripts, transcripts)[:5]
+    reasons = {
+        suite: "is inside the suite folder, which the sandbox never shows (it holds the "
+        "oracles): move it out of the suite folder",
+    }
+    for path in ledger_files:
+        reasons[path] = "is the ledger, which the sandbox never shows"
+    reasons[transcripts.resolve()] = (
+        "is inside the ledger's transcripts folder, which the sandbox never shows"
+    )
+    return reasons
+
+
+def _preflight(
+    agent: str, tasks: Sequence[Task], tier: Tier, reasons: dict[Path, str], env: dict[str, str]
+) -> None:
+    """Refuse, before anything is written, an agent or grader that could not start (see
+    ``_preflight``)."""
+    with tempfile.TemporaryDirectory(prefix="trialbook-preflight-") as scratch:
+        where = Path(scratch).resolve()
+        fixtures = [t.fixture.resolve() for t in tasks]
+        check_agent(agent, fixtures=fixtures, tier=tier, hidden=reasons, env=env, scratch=where)
+        seen: set[str] = set()
+        for task in tasks:
+            if task.grader in seen:
+                continue
+            seen.add(task.grader)
+            check_grader(
+                task.grader,
+                task_id=task.id,
+                tier=tier,
+                hidden=reasons,
+                env=base_env(),
+                scratch=where,
+            )
 
 
 def run_suite(
@@ -339,35 +299,94 @@ def run_suite(
 ) -> RunResult:
     """Run (or resume) one system on a frozen suite and append one row per finished attempt.
 
+    Before the first attempt, the agent's and the graders' commands are checked (pre-flight): a
+    program that is missing, not executable or hidden by the sandbox is refused then, with nothing
+    written. When the first attempts all end in the same harness-side error, the run stops there
+    (:class:`HarnessError`), its rows kept and the run recorded as interrupted.
+
     ``stop``: set it (e.g. on Ctrl-C) to stop cleanly: the executor cancels the running attempts,
     which are left without a row (cut off, run again by a resume), and the run records an
     'interrupted' event. ``executor_factory``: makes the executor from ``jobs`` (default: a
     :class:`LocalExecutor`).
     """
     _check_options(options)
+    options, prior = _resolve(options)
+    assert options.suite is not None
+    assert options.agent is not None
     suite, lock = _frozen_suite(options.suite)
-    _clean_stale_runs()  # a new run clears after killed ones, as a resume does
-    tier, tier_note = resolve_tier(options.sandbox)
+    tier, tier_note = resolve_tier(options.sandbox or "auto")
+    if prior is not None and prior.tasks is not None:
+        selection = select_tasks(suite, lock, ids=prior.tasks)
+    else:
+        selection = select_tasks(
+            suite, lock, subset=options.subset, patterns=options.tasks, limit=options.limit
+        )
+    tasks = list(selection.tasks)
+    if not tasks:
+        raise ArgumentError("no task to run: every selected task is quarantined", argument="tasks")
+    words = command_words(options.agent, "agent")
+    env = base_env(options.pass_env)
+    digest = agent_digest(options.agent, words, env["PATH"])
+    if prior is not None:
+        check_resume(prior, dataset_id=lock.dataset_id, tier=tier, digest=digest)
+    transcripts_root = options.ledger.parent / f"{options.ledger.stem}.transcripts"
+    reasons = _hidden_reasons(suite.root, options.ledger, transcripts_root)
+    _preflight(options.agent, tasks, tier, reasons if tier == "bwrap" else {}, env)
+    clean_stale_runs()  # a new run clears after killed ones, as a resume does
     notes = [tier_note] if tier_note else []
     longest = max([t.timeout_s for t in suite.tasks] + [t.grader_timeout_s for t in suite.tasks])
     notes += limit_notes(math.ceil(longest) + 10)
     notes += not_capped()
-    tasks, quarantined = _tasks_to_run(suite, lock, options.subset)
-    if quarantined:
-        notes.append(f"quarantined (oracle leak), not run: {', '.join(quarantined)}")
+    if selection.quarantined:
+        notes.append(f"quarantined (oracle leak), not run: {', '.join(selection.quarantined)}")
 
     options.ledger.parent.mkdir(parents=True, exist_ok=True)
+    harness_version = f"trialbook {version('trialbook')}"
     with LedgerStore(options.ledger) as store:
-        # a resumed run keeps its record; each row says which harness wrote it
-        harness_version = f"trialbook {version('trialbook')}"
-        record, cut_off = _open_run(store, options, suite, lock.dataset_id, tier, harness_version)
+        if prior is None:
+            record = new_record(
+                run_id=options.run_id,
+                system=options.system,
+                fields={
+                    "dataset_id": lock.dataset_id,
+                    "suite_path": str(suite.root.resolve()),
+                    "k_budget": suite.k,
+                    "timeout_s": suite.timeout_s,
+                    "temperature": suite.temperature,
+                    "seeds": suite.seeds,
+                    "model_version": options.model_version,
+                    "grader_version": suite.grader_version,
+                    "harness_version": harness_version,
+                    "sandbox": tier,
+                    "rerun_reason": options.rerun_reason,
+                    "agent": options.agent,
+                    "agent_digest": digest,
+                    "graders": tuple(dict.fromkeys(t.grader for t in tasks)),
+                    "pass_env": tuple(sorted(options.pass_env)),
+                    "planned": len(tasks) * suite.k,
+                    "tasks": tuple(t.id for t in tasks),
+                    "selection": selection.description,
+                },
+            )
+            store.create_run(record)
+            cut_off: list[tuple[str, int]] = []
+        else:
+            record = prior
+            # Processes an earlier, killed harness left behind die before anything runs again.
+            sweep(f"{record.run_id}/", prefix=True)
+            cut_off = store.unfinished_starts(record.run_id)
+            store.record_event(
+                record.run_id,
+                "resumed",
+                {"cut_off": len(cut_off), "attempts": [f"{t}#{i}" for t, i in cut_off]},
+            )
         run_id = record.run_id
         done = store.finished(run_id)
         if cut_off:
             notes.append(f"{len(cut_off)} attempt(s) cut off by an earlier stop will run again")
-        transcripts = options.ledger.parent / f"{options.ledger.stem}.transcripts" / run_id
+        transcripts = transcripts_root / run_id
         transcripts.mkdir(parents=True, exist_ok=True)
-        scratch = _make_scratch(run_id)
+        scratch = make_scratch(run_id)
         templates = _templates(
             tasks,
             options,
@@ -376,12 +395,13 @@ def run_suite(
             temperature=suite.temperature,
             grade_after_timeout=suite.grade_after_timeout,
             scratch=scratch,
-            hidden=_hidden(suite.root, options.ledger, transcripts, scratch),
+            hidden=_hidden(suite.root, options.ledger, transcripts_root, scratch),
             run_fields={
                 "system": record.system,
                 "dataset_id": lock.dataset_id,
                 "k_budget": suite.k,
                 "model_version": record.model_version,
+                # a resumed run keeps its record; each row says which harness wrote it
                 "grader_version": suite.grader_version,
                 "harness_version": harness_version,
                 "sandbox": tier,
@@ -392,7 +412,7 @@ def run_suite(
         todo = _plan(templates, suite.k, suite.seeds, done)
         stop = stop or threading.Event()
         if progress is not None:
-            progress.begin(run_id, len(todo) + len(done), len(done), notes)
+            progress.begin(run_id, len(todo) + len(done), Tally(*store.tally(run_id)), notes)
         driver = Driver(
             store,
             run_id,
@@ -402,7 +422,7 @@ def run_suite(
             progress=progress,
             stop=stop,
         )
-        watchdog = _start_watchdog(run_id, scratch)
+        watchdog = start_watchdog(run_id, scratch)
         executor = (executor_factory or LocalExecutor)(options.jobs)
         try:
             driver.drive(todo, executor)
@@ -413,7 +433,16 @@ def run_suite(
             executor.shutdown()
             remove_tree(scratch)
             Cgroup.release_idle()
-            _stop_watchdog(watchdog)
+            stop_watchdog(watchdog)
+        if driver.stopped_by is not None:
+            store.record_event(
+                run_id, "interrupted", {"written": driver.written, "stopped": driver.stopped_by}
+            )
+            raise HarnessError(
+                f"run {run_id} stopped after its first {driver.written} attempt(s) all ended in "
+                f"the same harness error: {driver.stopped_by.removeprefix('harness error: ')}; "
+                "fix it and start a new run"
+            )
         interrupted = stop.is_set() and driver.written < len(todo)
         store.record_event(
             run_id,
@@ -427,7 +456,8 @@ def run_suite(
         planned=len(todo),
         written=driver.written,
         cut_off=len(cut_off),
-        quarantined=quarantined,
+        quarantined=selection.quarantined,
         interrupted=interrupted,
         notes=tuple(notes),
+        resume_command=("run", "--ledger", str(options.ledger.resolve()), "--resume", run_id),
     )

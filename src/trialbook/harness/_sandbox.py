@@ -3,8 +3,8 @@
 ``bwrap`` (bubblewrap): its own pid, ipc and uts namespaces and, unless the task opts in, its own network
 namespace (loopback only); of the host only the system folders, the Python running trialbook and
 what the command names, read-only; only the workspace and the attempt's io folder writable; the suite
-folder, the ledger folder and every other attempt's folder not there (behind an empty tmpfs where a
-shown folder contains one); a fresh /proc (the harness and its environment are not visible), a fresh /tmp; the
+folder, the ledger file and its journals, the transcripts and every other attempt's folder not there
+(a shown folder that holds one is rebuilt without it); a fresh /proc (the harness and its environment are not visible), a fresh /tmp; the
 environment cleared; ``--die-with-parent`` so the whole sandbox dies with the harness. Every
 capability is dropped (also when the harness runs as root) and, where bwrap allows it, the sandbox has
 its own user namespace in which no further one can be made: mount, umount, remount and raw sockets
@@ -76,7 +76,9 @@ class SandboxSpec:
     readonly: tuple[Path, ...] = ()
     """Folders made visible read-only even if inside a hidden folder (the grader's oracle copy)."""
     hidden: tuple[Path, ...] = ()
-    """Folders replaced by an empty tmpfs (bwrap tier): suite, ledger, other attempts."""
+    """Files and folders the command must not see (bwrap tier): the suite, the ledger file and its
+    journals, the transcripts, other attempts. Exactly these are missing; the folders around them
+    stay visible where the command names them."""
     network: bool = False
 
 
@@ -202,8 +204,12 @@ def wrap(
     env: Mapping[str, str],
     limits: Limits,
     info_fd: int | None = None,
+    names: str | None = None,
 ) -> list[str]:
     """The argv that runs ``command`` (through ``/bin/sh -c``) in ``tier``.
+
+    ``names``: the command whose named paths are shown (default ``command``); the pre-flight probe
+    runs its checks with exactly the view the command it checks will get.
 
     ``info_fd`` (bwrap): bubblewrap writes the sandboxed child's pid there once the sandbox is set up,
     which tells a sandbox that failed to start apart from a command that failed.
@@ -233,11 +239,19 @@ def wrap(
     # Beyond the system folders, only what the command needs: the Python running trialbook (its
     # prefixes and import path, so that `python -m ...` works inside) and the programs and files the
     # command names by absolute path, with the folders they live in, all read-only.
-    bound = _outermost([*_python_paths(), *_named_paths(command, env.get("PATH", ""))])
-    # never one inside a hidden folder (a path into the suite stays unreachable), nor one already shown
-    bound = [b for b in bound if not _under(b, _SYSTEM_FOLDERS) and not _under(b, spec.hidden)]
+    python = set(_python_paths())
+    bound = _outermost([*python, *_named_paths(names or command, env.get("PATH", ""))])
+    bound = [b for b in bound if not _under(b, _SYSTEM_FOLDERS)]
+    bundled = [_BUNDLED_SUITE] if _BUNDLED_SUITE.is_dir() else []
+    hidden = [h.resolve() for h in (*spec.hidden, *bundled)]
+    covered = list(_SYSTEM_FOLDERS)  # shown whole: a hidden entry inside is covered below
     for path in bound:
-        args += ["--ro-bind", str(path), str(path)]
+        if path in python:
+            if not _under(path, hidden):
+                args += ["--ro-bind", str(path), str(path)]
+                covered.append(path)
+        else:  # what the command names: without its hidden entries, rebuilt where it holds one
+            args += _show(path, hidden)
     if spec.network:
         for resolver in _RESOLVER_PATHS:  # name resolution, when /etc/resolv.conf points into /run
             if Path(resolver).exists():
@@ -246,14 +260,15 @@ def wrap(
         args.append("--unshare-net")
     if info_fd is not None:
         args += ["--info-fd", str(info_fd)]
-    # A hidden folder is covered by an empty tmpfs only where something bound above shows it (the
-    # suite inside an editable source tree, say); elsewhere it is simply not there, and not named in
-    # /proc/self/mountinfo either.
-    shown = [*_SYSTEM_FOLDERS, *bound]
-    bundled = [_BUNDLED_SUITE] if _BUNDLED_SUITE.is_dir() else []
-    for hidden in _outermost([*spec.hidden, *bundled]):
-        if _under(hidden, shown):
-            args += ["--tmpfs", str(hidden)]
+    # A hidden entry inside a folder shown whole (the suite under /opt, the bundled demo suite in the
+    # package's folder) is covered: a folder by an empty tmpfs, a file by /dev/null. Elsewhere it is
+    # simply not there, and not named in /proc/self/mountinfo either.
+    for entry in _outermost(hidden):
+        if _under(entry, covered):
+            if entry.is_dir():
+                args += ["--tmpfs", str(entry)]
+            elif os.path.lexists(entry):
+                args += ["--ro-bind", "/dev/null", str(entry)]
     for path in spec.readonly:
         args += ["--ro-bind", str(path), str(path)]
     for path in (spec.workspace, *spec.writable):
@@ -307,6 +322,43 @@ def _system_root() -> tuple[str, ...]:
 
 def _under(path: Path, folders: Sequence[Path]) -> bool:
     return any(path.is_relative_to(f) for f in folders)
+
+
+_MAX_ENTRIES = 2000
+"""A shown folder with hidden entries is rebuilt entry by entry; past this many entries the folder
+is not shown (the pre-flight says so and what to do)."""
+
+
+def _show(path: Path, hidden: Sequence[Path]) -> list[str]:
+    """bwrap arguments that show ``path`` read-only without any hidden entry.
+
+    A folder that holds a hidden entry (the ledger beside the agent's script, the suite, the
+    transcripts) becomes an empty tmpfs with each of its other entries bound back read-only, so
+    exactly the hidden files and folders are missing, not the whole folder; a hidden entry made
+    later (a journal) is not there either. A hidden path, or one inside one, is not shown at all.
+    """
+    if _under(path, hidden):
+        return []
+    inside = [h for h in hidden if h != path and h.is_relative_to(path)]
+    if not inside:
+        return ["--ro-bind", str(path), str(path)]
+    if path.is_symlink() or not path.is_dir():
+        return []
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError:
+        return []
+    if len(entries) > _MAX_ENTRIES:
+        return []
+    args = ["--tmpfs", str(path)]
+    for entry in entries:
+        child = path / entry.name
+        if entry.is_symlink():
+            args += ["--symlink", os.readlink(child), str(child)]
+        else:
+            args += _show(child, inside)
+    args += ["--remount-ro", str(path)]
+    return args
 
 
 @cache

@@ -8,7 +8,7 @@ the table, never the reverse.
 """
 
 from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, REQUIRED, STATUSES, Field
-from trialbook.ledger._provenance import Provenance, SourceFile
+from trialbook.ledger._provenance import Completion, Provenance, SourceFile
 from trialbook.ledger._rows import ledger_from_rows, ledger_rows, ledger_tuples
 from trialbook.ledger._table import Ledger, TaskGroups, TaskTable, per_task
 from trialbook.ledger.formats import (
@@ -37,6 +37,7 @@ __all__ = [
     "NOT_RECORDABLE",
     "REQUIRED",
     "STATUSES",
+    "Completion",
     "ExportFormat",
     "Field",
     "Format",

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from trialbook.errors import ArgumentError
 from trialbook.ledger._fields import FIELD_BY_NAME, NOT_RECORDABLE, STATUSES
-from trialbook.ledger._provenance import Provenance
+from trialbook.ledger._provenance import Completion, Provenance
 
 __all__ = [
     "DTYPE",
@@ -57,6 +57,8 @@ class Ledger:
     """The values each text field may take (a subset keeps the labels of the whole ledger)."""
     provenance: Mapping[str, Provenance] = field(default_factory=dict, repr=False)
     """Per imported run id, where it came from (empty for our own runs and plain ledger files)."""
+    completion: Mapping[str, Completion] = field(default_factory=dict, repr=False)
+    """Per run of our own harness in a SQLite ledger, how far it got (empty for plain files)."""
 
     def __len__(self) -> int:
         return int(self.lines.size)
@@ -74,6 +76,7 @@ class Ledger:
             codes={k: v[index] for k, v in self.codes.items()},
             labels=self.labels,
             provenance=self.provenance,
+            completion=self.completion,
         )
 
     def where(self, mask: NDArray[np.bool_]) -> Ledger:
@@ -214,6 +217,10 @@ class Ledger:
         """The required fields some row's source did not record, in the order of the fields."""
         named = {p.strip() for text in self.distinct("not_recorded") for p in text.split(",")}
         return tuple(n for n in NOT_RECORDABLE if n in named)
+
+    def completion_of(self, run_id: str) -> Completion | None:
+        """How far a run of our own harness got (None: not known, e.g. a JSONL file)."""
+        return self.completion.get(run_id)
 
     def source_of(self, run_id: str) -> Provenance | None:
         """Where an imported run came from, or None (our own run, or a plain ledger file)."""

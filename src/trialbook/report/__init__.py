@@ -14,6 +14,7 @@ from trialbook.report._harness import (
 from trialbook.report._json import to_json
 from trialbook.report._passk import PASSK_SCHEMA, passk_json, passk_text, passk_to_dict
 from trialbook.report._plan import PLAN_SCHEMA, plan_text, plan_to_dict
+from trialbook.report._runs import RUNS_SCHEMA, runs_text, runs_to_dict
 from trialbook.report._score import (
     SCORE_SCHEMA,
     render_plain,
@@ -27,6 +28,7 @@ __all__ = [
     "GRADER_CHECK_SCHEMA",
     "PASSK_SCHEMA",
     "PLAN_SCHEMA",
+    "RUNS_SCHEMA",
     "SCORE_SCHEMA",
     "SUITE_CHECK_SCHEMA",
     "compare_text",
@@ -43,6 +45,8 @@ __all__ = [
     "plan_to_dict",
     "render_plain",
     "run_text",
+    "runs_text",
+    "runs_to_dict",
     "score_markdown",
     "score_table",
     "score_to_dict",

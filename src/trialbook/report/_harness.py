@@ -111,8 +111,9 @@ def grader_check_text(check: GraderCheck) -> str:
     return "\n".join(lines)
 
 
-def run_text(result: RunResult) -> str:
-    """The closing lines of ``trialbook run``."""
+def run_text(result: RunResult, program: str = "trialbook") -> str:
+    """The closing lines of ``trialbook run``; ``program``: how to call trialbook in the resume
+    command printed after an interruption (the exact command to paste)."""
     state = "interrupted" if result.interrupted else "finished"
     lines = [
         f"run {result.run_id} {state}: {result.written} of {result.planned} attempts written to "
@@ -121,7 +122,7 @@ def run_text(result: RunResult) -> str:
     if result.cut_off:
         lines.append(f"{result.cut_off} attempt(s) cut off by an earlier stop were run again")
     if result.interrupted:
-        lines.append(
-            f"resume with: trialbook run ... --ledger {result.ledger} --resume {result.run_id}"
-        )
+        import shlex
+
+        lines.append(f"resume with: {program} {shlex.join(result.resume_command)}")
     return "\n".join(lines)

@@ -96,6 +96,14 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
             "files": [{"path": f.path, "sha256": f.sha256} for f in run.source.files],
         },
         "notes": list(run.notes),
+        "completion": None
+        if run.completion is None
+        else {
+            "status": run.completion.status,
+            "complete": run.completion.complete,
+            "attempts": run.completion.attempts,
+            "planned": run.completion.planned,
+        },
     }
 
 
@@ -206,6 +214,8 @@ def _header(run: RunScore) -> str:
         ds = run.dataset_id
         parts.append(f"dataset {ds if len(ds) <= 24 else ds[:12] + '…'}")
     parts.append(f"{run.tasks} tasks, {run.attempts} attempts")
+    if run.completion is not None and not run.completion.complete:
+        parts.append(run.completion.label)
     return " · ".join(parts)
 
 

@@ -367,3 +367,58 @@ def test_export_to_a_missing_folder_is_refused(tmp_path: Path, rows: list[dict[s
     result = CliRunner().invoke(main, ["export", str(src), "--format", "csv", "-o", str(target)])
     assert result.exit_code == 2
     assert f"-o: no such folder {str(target.parent)!r}" in result.output
+
+
+def test_migration_6_adds_the_run_provenance_to_a_schema_5_store(tmp_path: Path) -> None:
+    """A schema-5 ledger gains the provenance columns, its runs kept with them unknown, and new
+    runs record them."""
+    import sqlite3
+
+    from trialbook.ledger.store import MIGRATIONS
+    from trialbook.ledger.store._schema import statements
+
+    db = tmp_path / "v5.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    for number, _, sql in MIGRATIONS[:5]:
+        for statement in statements(sql):
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO migrations VALUES (?, 'x', '2026-01-01T00:00:00+00:00')", (number,)
+        )
+    conn.execute("PRAGMA user_version = 5")
+    conn.execute(
+        "INSERT INTO runs (run_id, k_budget, started_at) VALUES ('old', 2, '2026-01-01T00:00:00+00:00')"
+    )
+    conn.close()
+    with LedgerStore(db) as store:
+        assert [v for v, _, _ in store.migrations()] == list(range(1, SCHEMA_VERSION + 1))
+        assert SCHEMA_VERSION >= 6
+        (old,) = store.runs()
+        assert (old.record.agent, old.record.planned, old.record.tasks) == (None, None, None)
+        assert old.record.graders == ()
+        store.create_run(
+            RunRecord(
+                run_id="new",
+                k_budget=1,
+                agent="/p/agent.sh --fast",
+                agent_digest="sha256:ab /p/agent.sh",
+                graders=("pytest -q",),
+                pass_env=("API_KEY",),
+                python_version="3.12.1",
+                host="box",
+                planned=4,
+                tasks=("a", "b"),
+                selection="--limit 2",
+            )
+        )
+    with LedgerStore(db) as store:  # read back from the file
+        new = store.run("new")
+    assert new is not None
+    assert new.record.agent == "/p/agent.sh --fast"
+    assert new.record.graders == ("pytest -q",)
+    assert new.record.pass_env == ("API_KEY",)
+    assert (new.record.planned, new.record.tasks, new.record.selection) == (
+        4,
+        ("a", "b"),
+        "--limit 2",
+    )

@@ -56,6 +56,25 @@ class RunRecord:
     """The files the import read, with their content hashes (JSON in the store)."""
     source_notes: tuple[str, ...] = ()
     """What the source dropped or cannot know; printed by every scorecard of the run."""
+    agent: str | None = None
+    """The agent's command as run (``trialbook run``); a resume refuses another one."""
+    agent_digest: str | None = None
+    """``sha256:...`` of the agent's program file (the script the command names), when it has one."""
+    graders: tuple[str, ...] = ()
+    """The distinct grader commands of the tasks run."""
+    pass_env: tuple[str, ...] = ()
+    """Names of the caller's variables passed to the agent (never their values)."""
+    python_version: str | None = None
+    """The Python that ran the harness."""
+    host: str | None = None
+    """The machine the harness ran on."""
+    planned: int | None = None
+    """Attempts the run set out to make (its tasks times k); None when not recorded."""
+    tasks: tuple[str, ...] | None = None
+    """The ids of the tasks the run attempts (None: not recorded)."""
+    selection: str | None = None
+    """How the tasks were selected (``subset smoke``, ``--task 'repair-*'``, ``--limit 3``); None:
+    the whole suite."""
 
     @property
     def provenance(self) -> Provenance | None:
@@ -91,6 +110,9 @@ def run_values(run: RunRecord) -> dict[str, object]:
         else None
     )
     values["source_notes"] = json.dumps(list(run.source_notes)) if run.source_notes else None
+    values["graders"] = json.dumps(list(run.graders)) if run.graders else None
+    values["pass_env"] = json.dumps(list(run.pass_env)) if run.pass_env else None
+    values["tasks"] = None if run.tasks is None else json.dumps(list(run.tasks))
     values["started_at"] = run.started_at or now()
     return values
 
@@ -136,8 +158,12 @@ def record_from_stored(data: dict[str, object]) -> RunRecord:
     seeds = data.pop("seeds", None)
     files = data.pop("source_files", None)
     notes = data.pop("source_notes", None)
+    lists = {name: _json_tuple(data.pop(name, None)) for name in ("graders", "pass_env")}
+    tasks = data.pop("tasks", None)
     return RunRecord(
         **data,  # type: ignore[arg-type]
+        **lists,  # type: ignore[arg-type]
+        tasks=None if tasks is None else tuple(json.loads(str(tasks))),
         seeds=None if seeds is None else tuple(json.loads(str(seeds))),
         source_files=tuple(
             SourceFile(str(f["path"]), str(f["sha256"])) for f in json.loads(str(files))
@@ -146,6 +172,10 @@ def record_from_stored(data: dict[str, object]) -> RunRecord:
         else (),
         source_notes=tuple(json.loads(str(notes))) if notes else (),
     )
+
+
+def _json_tuple(value: object) -> tuple[str, ...]:
+    return tuple(str(v) for v in json.loads(str(value))) if value else ()
 
 
 def stored_provenance(conn: sqlite3.Connection) -> dict[str, Provenance]:

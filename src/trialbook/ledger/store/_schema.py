@@ -224,12 +224,28 @@ ALTER TABLE runs ADD COLUMN source_files TEXT;
 ALTER TABLE runs ADD COLUMN source_notes TEXT;
 """
 
+# Schema 6: the provenance of a run of our own harness, pinned before its first attempt: the agent's
+# command and a digest of its program file, the graders' commands, the pass-env names (never their
+# values), the Python version and host, the attempts planned and the task selection (JSON lists).
+_V6 = """
+ALTER TABLE runs ADD COLUMN agent TEXT;
+ALTER TABLE runs ADD COLUMN agent_digest TEXT;
+ALTER TABLE runs ADD COLUMN graders TEXT;
+ALTER TABLE runs ADD COLUMN pass_env TEXT;
+ALTER TABLE runs ADD COLUMN python_version TEXT;
+ALTER TABLE runs ADD COLUMN host TEXT;
+ALTER TABLE runs ADD COLUMN planned INTEGER CHECK (planned IS NULL OR planned >= 0);
+ALTER TABLE runs ADD COLUMN tasks TEXT;
+ALTER TABLE runs ADD COLUMN selection TEXT;
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
     (3, "run_summary view", _V3),
     (4, "graded_after_timeout", _V4),
     (5, "imported runs: not_recorded, and the source of each import", _V5),
+    (6, "run provenance: agent, graders, pass-env names, host, planned attempts, selection", _V6),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -27,9 +27,11 @@ import numpy as np
 from trialbook.errors import LedgerError, Problem
 from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE
 from trialbook.ledger._paths import ledger_file_problem
+from trialbook.ledger._provenance import Completion
 from trialbook.ledger._rows import inexact, ledger_from_rows, ledger_tuples
 from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import DTYPE, Ledger, factorize, unrecorded
+from trialbook.ledger.store._queries import completions, run_pass_at_1, run_tally
 from trialbook.ledger.store._records import (
     RUN_EVENTS,
     RunRecord,
@@ -380,6 +382,11 @@ class LedgerStore:
             )
         return out
 
+    def completion(self) -> dict[str, Completion]:
+        """How far each run of our own harness got (imported runs are not listed; none in a
+        store older than schema 2, read without migrating: it has no run events)."""
+        return completions(self.runs()) if self._version() >= 2 else {}
+
     def run(self, run_id: str) -> RunStatus | None:
         """One run, or None."""
         return next((r for r in self.runs() if r.record.run_id == run_id), None)
@@ -392,6 +399,15 @@ class LedgerStore:
                 "SELECT task_id, attempt_index FROM attempts WHERE run_id = ?", (run_id,)
             )
         }
+
+    def tally(self, run_id: str) -> tuple[int, int, int, int]:
+        """The run's finished attempts counted: (done, passed, timed out, infra errors)."""
+        return run_tally(self._conn, run_id)
+
+    def pass_at_1(self, run_id: str) -> float | None:
+        """Mean over the run's tasks of each task's pass rate (equal weight; a task with an
+        oracle leak is left out); None without a row."""
+        return run_pass_at_1(self._conn, run_id)
 
     def unfinished_starts(self, run_id: str) -> list[tuple[str, int]]:
         """Attempts started and never finished (no row): the harness was cut off during them."""
@@ -459,6 +475,7 @@ class LedgerStore:
             codes=codes,
             labels=labels,
             provenance=provenance,
+            completion=self.completion(),
         )
         problems = check_rules(ledger)
         if problems:

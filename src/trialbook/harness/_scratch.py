@@ -1,0 +1,82 @@
+"""A run's throwaway folder and its watchdog, and the clearing of what killed harnesses left.
+
+The scratch folder is named after the harness (its pid stamp), with the run id inside: a harness
+killed with SIGKILL leaves it behind for the next run to recognise and clear; ``trialbook runs``
+tells a running run from a killed one by it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from trialbook.harness._cgroup import clean_stale
+from trialbook.harness._fs import remove_tree
+from trialbook.harness._process import sweep
+from trialbook.harness._stamp import is_dead, stamp
+
+__all__ = ["clean_stale_runs", "live_run_ids", "make_scratch", "start_watchdog", "stop_watchdog"]
+
+
+_SCRATCH_PREFIX = "trialbook-run-"
+
+
+def make_scratch(run_id: str) -> Path:
+    """The run's throwaway folder, named after this harness, with the run id inside: a harness
+    killed with SIGKILL leaves it behind for the next run to recognise and clear."""
+    scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{stamp(os.getpid())}.")).resolve()
+    (scratch / "run_id").write_text(run_id)
+    return scratch
+
+
+def clean_stale_runs() -> int:
+    """Clear what killed harnesses left on this machine: the processes of their runs, their
+    cgroups and their scratch folders (workspaces, prompts, oracle copies); returns how many
+    scratch folders were removed. A live harness's folder is never touched."""
+    removed = 0
+    clean_stale()
+    for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*"):
+        if not is_dead(folder.name[len(_SCRATCH_PREFIX) :].split(".", 1)[0]):
+            continue  # a live harness's, or one of another pid namespace (a container sharing /tmp)
+        try:
+            run_id = (folder / "run_id").read_text()
+        except OSError:
+            run_id = ""
+        if run_id:
+            sweep(f"{run_id}/", prefix=True)
+        remove_tree(folder)
+        removed += 1
+    return removed
+
+
+def start_watchdog(run_id: str, scratch: Path) -> subprocess.Popen[bytes]:
+    """A process that outlives a killed harness just long enough to kill the run's processes and
+    remove its scratch folder."""
+    watchdog = [sys.executable, "-m", "trialbook.harness._watchdog", str(os.getpid())]
+    return subprocess.Popen(
+        [*watchdog, f"{run_id}/", str(scratch)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def stop_watchdog(watchdog: subprocess.Popen[bytes]) -> None:
+    watchdog.kill()
+    watchdog.wait()
+
+
+def live_run_ids() -> set[str]:
+    """Ids of the runs a live harness on this machine (this pid namespace) is running now."""
+    ids: set[str] = set()
+    for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*"):
+        if is_dead(folder.name[len(_SCRATCH_PREFIX) :].split(".", 1)[0]):
+            continue
+        try:
+            ids.add((folder / "run_id").read_text())
+        except OSError:
+            continue
+    return ids

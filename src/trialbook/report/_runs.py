@@ -1,0 +1,84 @@
+"""``trialbook runs``: a ledger's runs as a table or versioned JSON. No logic beyond layout."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trialbook.harness import RunSummary
+
+__all__ = ["RUNS_SCHEMA", "runs_text", "runs_to_dict"]
+
+RUNS_SCHEMA = "trialbook.runs/1"
+
+
+def runs_to_dict(runs: Sequence[RunSummary]) -> dict[str, Any]:
+    """``trialbook.runs/1``: ``{"schema", "runs": [{run_id, system, dataset_id, status,
+    attempts, planned, started_at, pass@1, selection}]}``."""
+    return {
+        "schema": RUNS_SCHEMA,
+        "runs": [
+            {
+                "run_id": r.run_id,
+                "system": r.system,
+                "dataset_id": r.dataset_id,
+                "status": r.status,
+                "attempts": r.done,
+                "planned": r.planned,
+                "started_at": r.started_at,
+                "pass@1": r.pass_at_1,
+                "selection": r.selection,
+            }
+            for r in runs
+        ],
+    }
+
+
+def _dataset(dataset_id: str | None) -> str:
+    return "-" if dataset_id is None else dataset_id.removeprefix("sha256:")[:12]
+
+
+def runs_text(runs: Sequence[RunSummary]) -> str:
+    """One line per run, to fit 80 columns: id, system, status, attempts done of planned, start
+    (month-day and time, UTC), pass@1; the dataset above when every run shares it (else on a line
+    below each run), and the run's task selection below it when it has one."""
+    if not runs:
+        return "no runs in this ledger"
+    datasets = {r.dataset_id for r in runs}
+    shared = len(datasets) == 1
+    header = ("run", "system", "status", "attempts", "started", "pass@1")
+    rows = []
+    for r in runs:
+        planned = "?" if r.planned is None else str(r.planned)
+        rows.append(
+            (
+                r.run_id,
+                r.system or "-",
+                r.status,
+                f"{r.done}/{planned}",
+                r.started_at[5:16].replace("T", " "),
+                "-" if r.pass_at_1 is None else f"{100 * r.pass_at_1:.1f}%",
+            )
+        )
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    right = {3, 5}
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    out = []
+    if shared:
+        year = runs[0].started_at[:4]
+        out.append(f"dataset {_dataset(runs[0].dataset_id)} · started in UTC, {year}")
+    out.append(line(header))
+    for r, row in zip(runs, rows, strict=True):
+        out.append(line(row))
+        if not shared:
+            out.append(f"  dataset {_dataset(r.dataset_id)}, started {r.started_at[:4]}")
+        if r.selection:
+            out.append(f"  tasks: {r.selection}")
+    return "\n".join(out)

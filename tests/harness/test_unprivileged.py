@@ -1,0 +1,88 @@
+"""The project layout of docs/harness.md, run as an unprivileged user in both tiers (the rest of the
+suite runs as root here and in CI)."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.harness.test_project import TASKS, make_project
+from tests.harness.test_run import TIERS
+
+
+def _unprivileged() -> tuple[int, int]:
+    if os.geteuid() != 0:
+        pytest.skip("this process is unprivileged already: every other test runs as such a user")
+    try:
+        user = pwd.getpwnam("nobody")
+    except KeyError:
+        pytest.skip("no 'nobody' user to run as")
+    try:
+        subprocess.run(
+            [sys.executable, "-c", "import trialbook"],
+            user=user.pw_uid,
+            group=user.pw_gid,
+            extra_groups=[],
+            cwd="/",
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError) as exc:
+        pytest.skip(
+            f"the Python running the tests ({sys.executable}) cannot be run by 'nobody' here "
+            f"({exc}), e.g. one installed under root's private home folder"
+        )
+    return user.pw_uid, user.pw_gid
+
+
+@pytest.fixture
+def project_as_nobody() -> Any:
+    uid, gid = _unprivileged()
+    base = ROOT / ".test-work"
+    base.mkdir(exist_ok=True)
+    folder = Path(tempfile.mkdtemp(dir=base))
+    make_project(folder)
+    (folder / "trialbook.toml").write_text(
+        'suite = "suite"\nagent = "./agent.sh"\nledger = "runs.db"\nsystem = "mine"\n'
+    )
+    for path in (folder, *folder.rglob("*")):
+        os.chown(path, uid, gid)
+    folder.chmod(0o755)
+    yield folder, uid, gid
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_documented_layout_runs_as_an_unprivileged_user(
+    project_as_nobody: tuple[Path, int, int], tier: str
+) -> None:
+    root, uid, gid = project_as_nobody
+    trialbook = [sys.executable, "-m", "trialbook"]
+    done = subprocess.run(
+        [*trialbook, "run", "--sandbox", tier],
+        cwd=root,
+        user=uid,
+        group=gid,
+        extra_groups=[],
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"({tier} sandbox)" in done.stdout
+    with sqlite3.connect(root / "runs.db") as conn:
+        statuses = [s for (s,) in conn.execute("SELECT status FROM attempts")]
+    assert statuses == ["passed"] * len(TASKS)
