@@ -8,7 +8,6 @@ import pwd
 import shutil
 import sqlite3
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,39 +15,27 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT
+from tests.harness._users import python_for
 from tests.harness.test_project import TASKS, make_project
 from tests.harness.test_run import TIERS
 
 
-def _unprivileged() -> tuple[int, int]:
+def _unprivileged() -> tuple[int, int, str]:
     if os.geteuid() != 0:
         pytest.skip("this process is unprivileged already: every other test runs as such a user")
     try:
         user = pwd.getpwnam("nobody")
     except KeyError:
         pytest.skip("no 'nobody' user to run as")
-    try:
-        subprocess.run(
-            [sys.executable, "-c", "import trialbook"],
-            user=user.pw_uid,
-            group=user.pw_gid,
-            extra_groups=[],
-            cwd="/",
-            capture_output=True,
-            timeout=60,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError) as exc:
-        pytest.skip(
-            f"the Python running the tests ({sys.executable}) cannot be run by 'nobody' here "
-            f"({exc}), e.g. one installed under root's private home folder"
-        )
-    return user.pw_uid, user.pw_gid
+    python, why = python_for("nobody")
+    if python is None:
+        pytest.skip(f"the machine does not allow a run as 'nobody': {why}")
+    return user.pw_uid, user.pw_gid, python
 
 
 @pytest.fixture
 def project_as_nobody() -> Any:
-    uid, gid = _unprivileged()
+    uid, gid, python = _unprivileged()
     base = ROOT / ".test-work"
     base.mkdir(exist_ok=True)
     folder = Path(tempfile.mkdtemp(dir=base))
@@ -59,16 +46,16 @@ def project_as_nobody() -> Any:
     for path in (folder, *folder.rglob("*")):
         os.chown(path, uid, gid)
     folder.chmod(0o755)
-    yield folder, uid, gid
+    yield folder, uid, gid, python
     shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_the_documented_layout_runs_as_an_unprivileged_user(
-    project_as_nobody: tuple[Path, int, int], tier: str
+    project_as_nobody: tuple[Path, int, int, str], tier: str
 ) -> None:
-    root, uid, gid = project_as_nobody
-    trialbook = [sys.executable, "-m", "trialbook"]
+    root, uid, gid, python = project_as_nobody
+    trialbook = [python, "-m", "trialbook"]
     done = subprocess.run(
         [*trialbook, "run", "--sandbox", tier],
         cwd=root,
