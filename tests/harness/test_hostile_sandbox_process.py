@@ -18,7 +18,10 @@ import pytest
 
 from tests.conftest import make_suite
 from tests.harness.test_run import TIERS, alive_with, run, unique_run_id, unique_seconds
+from trialbook.harness import RunOptions, run_suite
 from trialbook.harness._cgroup import available
+from trialbook.harness._process import sweep
+from trialbook.ledger import ledger_rows, read_ledger
 
 needs_cgroups = pytest.mark.skipif(
     not available(), reason="no writable cgroup here: the process tier cannot hold such escapes"
@@ -119,3 +122,53 @@ def test_a_new_run_clears_what_a_killed_harness_and_watchdog_left(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_two_harnesses_running_one_run_id_leave_each_other_alone(tmp_path: Path) -> None:
+    """Start ids are per ledger, so a run id run on two ledgers at once (two checkouts' test
+    suites, a run resumed in two terminals) gave both harnesses the same tokens ("RUN/1"): each
+    swept the other's processes as its own survivors. Tokens now carry the harness's stamp."""
+    secs = unique_seconds()
+    run_id = unique_run_id()
+    suite = make_suite(tmp_path / "s", {"t": {"grader": "true"}}, k=1, timeout_s=120)
+    long_one = [sys.executable, "-m", "trialbook", "run", str(suite)]
+    # the agent's sleeper is an orphan (its parent shell is gone): re-parented to an ancestor that
+    # the second harness's sweep looks at too, found there by its token alone
+    agent = f"(sleep {secs} &); sleep 60; touch done.txt"
+    long_one += ["--agent", agent, "--run-id", run_id]
+    long_one += ["--ledger", str(tmp_path / "a" / "l.db"), "--sandbox", "process"]
+    proc = subprocess.Popen(long_one, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(600):
+            if _sleepers(secs):
+                break
+            time.sleep(0.05)
+        assert _sleepers(secs), "the first harness's agent never started"
+        # the second harness, same run id, another ledger: its first attempt has start id 1 too
+        other = make_suite(tmp_path / "b" / "suite", {"t": {"grader": "true"}}, k=1)
+        ledger = tmp_path / "b" / "out" / "ledger.db"
+        result = run_suite(
+            RunOptions(suite=other, agent="true", ledger=ledger, run_id=run_id, sandbox="process")
+        )
+        (row,) = ledger_rows(read_ledger(ledger))
+        assert row["passed"] is True, row
+        assert result.written == 1
+        assert _sleepers(secs), "the second harness killed the first one's agent"
+    finally:
+        proc.kill()
+        proc.wait()
+        sweep(f"{run_id}/", prefix=True)
+
+
+def _sleepers(secs: str) -> list[int]:
+    """Live ``sleep SECS`` processes (not the harness, whose command line holds the agent's)."""
+    exact = f"sleep\0{secs}\0".encode()
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if Path(f"/proc/{entry.name}/cmdline").read_bytes() == exact:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found

@@ -26,7 +26,6 @@ from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._fs import remove_tree
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
 from trialbook.harness._preflight import check_agent, check_grader, command_words
-from trialbook.harness._process import sweep
 from trialbook.harness._sandbox import Tier, limit_notes, resolve_tier
 from trialbook.harness._scratch import (
     clean_stale_runs,
@@ -36,6 +35,7 @@ from trialbook.harness._scratch import (
 )
 from trialbook.harness._select import select_tasks
 from trialbook.harness._spec import AttemptSpec, Budget
+from trialbook.harness._stamp import stamp
 from trialbook.ledger import LedgerStore, RunRecord
 from trialbook.suite import (
     Lock,
@@ -100,6 +100,11 @@ class RunResult:
     notes: tuple[str, ...]
     resume_command: tuple[str, ...] = ()
     """The ``trialbook run`` arguments that resume this run (after the program's name)."""
+
+
+def harness_stamp() -> str:
+    """This harness's stamp, the middle part of its sandbox tokens."""
+    return stamp(os.getpid()) or "unknown"
 
 
 def _hidden(suite_root: Path, ledger: Path, transcripts: Path, scratch: Path) -> tuple[Path, ...]:
@@ -172,6 +177,7 @@ def _templates(
             scratch=scratch,
             pass_env=dict(options.pass_env),
             row_fields={**run_fields, "stratum": task.stratum, "weight": task.weight},
+            harness=harness_stamp(),
         )
         for task in tasks
     }
@@ -372,8 +378,8 @@ def run_suite(
             cut_off: list[tuple[str, int]] = []
         else:
             record = prior
-            # Processes an earlier, killed harness left behind die before anything runs again.
-            sweep(f"{record.run_id}/", prefix=True)
+            # Processes an earlier, killed harness left behind died with clean_stale_runs above
+            # (its scratch folder names it); a live harness running this run id is left alone.
             cut_off = store.unfinished_starts(record.run_id)
             store.record_event(
                 record.run_id,
@@ -422,7 +428,7 @@ def run_suite(
             progress=progress,
             stop=stop,
         )
-        watchdog = start_watchdog(run_id, scratch)
+        watchdog = start_watchdog(f"{run_id}/{harness_stamp()}/", scratch)
         executor = (executor_factory or LocalExecutor)(options.jobs)
         try:
             driver.drive(todo, executor)

@@ -39,25 +39,29 @@ def clean_stale_runs() -> int:
     removed = 0
     clean_stale()
     for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*"):
-        if not is_dead(folder.name[len(_SCRATCH_PREFIX) :].split(".", 1)[0]):
+        harness = folder.name[len(_SCRATCH_PREFIX) :].split(".", 1)[0]
+        if not is_dead(harness):
             continue  # a live harness's, or one of another pid namespace (a container sharing /tmp)
         try:
             run_id = (folder / "run_id").read_text()
         except OSError:
             run_id = ""
         if run_id:
-            sweep(f"{run_id}/", prefix=True)
+            # that harness's processes only (tokens RUN_ID/HARNESS/START); trialbook 0.1's carried
+            # no harness (RUN_ID/START), and a 0.1 stamp has no namespace part
+            legacy = not harness.startswith("ns")
+            sweep(f"{run_id}/" if legacy else f"{run_id}/{harness}/", prefix=True)
         remove_tree(folder)
         removed += 1
     return removed
 
 
-def start_watchdog(run_id: str, scratch: Path) -> subprocess.Popen[bytes]:
-    """A process that outlives a killed harness just long enough to kill the run's processes and
-    remove its scratch folder."""
+def start_watchdog(prefix: str, scratch: Path) -> subprocess.Popen[bytes]:
+    """A process that outlives a killed harness just long enough to kill the run's processes (those
+    whose token starts with ``prefix``: ``RUN_ID/HARNESS/``) and remove its scratch folder."""
     watchdog = [sys.executable, "-m", "trialbook.harness._watchdog", str(os.getpid())]
     return subprocess.Popen(
-        [*watchdog, f"{run_id}/", str(scratch)],
+        [*watchdog, prefix, str(scratch)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         start_new_session=True,

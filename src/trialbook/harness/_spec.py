@@ -78,11 +78,15 @@ class AttemptSpec:
     row_fields: Mapping[str, object] = field(default_factory=dict)
     """Fields the row carries as given (system, dataset_id, k_budget, versions, sandbox, stratum,
     weight)."""
+    harness: str = ""
+    """The stamp of the harness running the run (``trialbook.harness._stamp``): start ids are per
+    ledger, so two harnesses running one run id on two ledgers (or the same run twice) would
+    otherwise share tokens, and each would sweep the other's processes as its own."""
 
     @property
     def token(self) -> str:
-        """The sandbox token every process of the agent carries (``RUN_ID/START_ID``)."""
-        return f"{self.run_id}/{self.start_id}"
+        """The sandbox token every process of the agent carries (``RUN_ID/HARNESS/START_ID``)."""
+        return f"{self.run_id}/{self.harness}/{self.start_id}"
 
 
 @dataclass(frozen=True)
