@@ -29,6 +29,7 @@ MODULES = [
     "tests/harness/test_hostile_sandbox_process.py",
     "tests/harness/test_hostile_sandbox_limits.py",
     "tests/demo/test_hostile_graders.py",
+    "tests/harness/adversarial",
 ]
 
 
