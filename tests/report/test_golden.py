@@ -87,3 +87,14 @@ def test_a_difference_fails_without_regold(tmp_path: Path) -> None:
     with pytest.raises(AssertionError):
         check_golden(golden, lambda: "changed\n", regold=False)
     assert golden.read_text() == "reviewed\n"
+
+
+def test_a_difference_that_rounds_to_zero_is_never_negative_zero() -> None:
+    # the demo's stratum table printed "-0.0 pp to +60.0 pp" for an exact lower bound of 0
+    # computed as a hair below it
+    from trialbook.report._compare import _pp
+
+    assert _pp(-1e-17) == "+0.0 pp"
+    assert _pp(-0.0004) == "+0.0 pp"  # -0.04 pp rounds to zero
+    assert _pp(-0.0006) == "-0.1 pp"
+    assert _pp(0.171) == "+17.1 pp"

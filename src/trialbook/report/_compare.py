@@ -53,7 +53,10 @@ def compare_to_dict(c: Comparison) -> dict[str, Any]:
 
 
 def _pp(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:+.1f} pp"
+    if x is None:
+        return "n/a"
+    # a bound computed as -1e-17 is 0: never "-0.0 pp" (adding 0.0 turns -0.0 into 0.0)
+    return f"{round(100 * x, 1) + 0.0:+.1f} pp"
 
 
 def _p(x: float | None) -> str:
