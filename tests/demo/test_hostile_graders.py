@@ -34,25 +34,7 @@ SHADOW = (
 
 
 def test_no_demo_task_passes_an_agent_that_shadows_unittest(tmp_path: Path) -> None:
-    tier = "bwrap" if bwrap_problem() is None else "process"
-    ledger = tmp_path / "ledger.db"
-    result = run_suite(
-        RunOptions(
-            suite=SUITE_DIR,
-            agent=SHADOW,
-            ledger=ledger,
-            system="shadow",
-            sandbox=tier,
-            run_id=f"test-{uuid.uuid4().hex}",
-            subset="smoke",
-            jobs=2,
-            grace_s=0.5,
-        )
-    )
-    assert not result.interrupted
-    rows = list(ledger_rows(read_ledger(ledger)))
-    assert len(rows) == 3 * 5
-    assert [r for r in rows if r["status"] != "failed"] == []
+    assert _smoke_statuses(tmp_path, SHADOW) == ["failed"] * 15
 
 
 def test_the_workspace_modules_of_the_demo_shadow_nothing_installed() -> None:
@@ -139,18 +121,24 @@ def test_no_demo_task_passes_an_agent_whose_modules_exit_0_when_imported(tmp_pat
     """The agent writes the modules the task asks for (their names are in the prompts) so that
     importing one ends the process with exit 0: a grader that runs the oracle tests in the process
     that imports them passes every task (found after issue 12's first round)."""
-    tier = "bwrap" if bwrap_problem() is None else "process"
     suite = load_suite(SUITE_DIR)
     smoke = [t for t in suite.tasks if t.id in suite.subsets["smoke"]]
     names = sorted(set().union(*(_oracle_imports(t.dir) for t in smoke)))
     agent = "; ".join(f"printf 'import os\\nos._exit(0)\\n' > {n}.py" for n in names)
+    assert _smoke_statuses(tmp_path, agent) == ["failed"] * 15
+
+
+def _smoke_statuses(tmp_path: Path, agent: str) -> list[str]:
+    """The statuses of ``agent``'s 15 attempts (smoke subset, k = 5) on the bundled suite, in the
+    strongest tier here."""
+    tier = "bwrap" if bwrap_problem() is None else "process"
     ledger = tmp_path / "ledger.db"
     result = run_suite(
         RunOptions(
             suite=SUITE_DIR,
             agent=agent,
             ledger=ledger,
-            system="exit-on-import",
+            system="hostile",
             sandbox=tier,
             run_id=f"test-{uuid.uuid4().hex}",
             subset="smoke",
@@ -159,6 +147,4 @@ def test_no_demo_task_passes_an_agent_whose_modules_exit_0_when_imported(tmp_pat
         )
     )
     assert not result.interrupted
-    rows = list(ledger_rows(read_ledger(ledger)))
-    assert len(rows) == 3 * 5
-    assert [r for r in rows if r["status"] != "failed"] == []
+    return [str(r["status"]) for r in ledger_rows(read_ledger(ledger))]
