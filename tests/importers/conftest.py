@@ -7,6 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
+
+from trialbook.cli import main
+
 
 def tau_bench(outcomes: dict[int, Sequence[float]]) -> list[dict[str, Any]]:
     """tau-bench's results list: {task_id: [reward per trial]}."""
@@ -100,3 +104,8 @@ def tau2_results(sims: list[tuple[str, int, float | None, str]], trials: int = 2
             for i, (task, trial, reward, reason) in enumerate(sims)
         ],
     }
+
+
+def run(*args: str) -> Any:
+    """``trialbook ARGS...`` through click's runner (exceptions propagate: a traceback fails)."""
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)

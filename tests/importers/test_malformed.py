@@ -10,22 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from tests.conftest import shared_path
 from tests.importers.conftest import (
     need_inspect,
+    run,
     swe_report,
     tau2_results,
     tau_bench,
     terminal_bench,
     write,
 )
-from trialbook.cli import main
-
-
-def run(*args: str) -> Any:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 
 def refused(tmp_path: Path, source: str, *paths: Path) -> list[str]:

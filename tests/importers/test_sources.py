@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from tests.conftest import base_row, shared_path
 from tests.importers.conftest import (
     need_inspect,
+    run,
     swe_report,
     tau2_results,
     tau_bench,
@@ -22,15 +22,9 @@ from tests.importers.conftest import (
     write,
 )
 from trialbook import ScoreOptions, score_ledger
-from trialbook.cli import main
 from trialbook.errors import ArgumentError, LedgerError
 from trialbook.importers import ImportOptions, read_runs, read_source
 from trialbook.ledger import LedgerStore, ledger_rows, read_ledger
-
-
-def run(*args: str) -> Any:
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
 
 # ---------------------------------------------------------------- tau-bench
 
