@@ -30,7 +30,7 @@ if TYPE_CHECKING:
         StratumScore,
         TaskScore,
     )
-    from trialbook.analysis._score import ScoreOptions, score_file, score_ledger
+    from trialbook.analysis._score import ScoreOptions, score_file, score_ledger, score_tallies
 
 __all__ = [
     "INTERVAL_METHODS",
@@ -51,6 +51,7 @@ __all__ = [
     "plan_from_options",
     "score_file",
     "score_ledger",
+    "score_tallies",
 ]
 
 # Loaded on first use (PEP 562): the command line reads IntervalOptions' defaults for --help
@@ -64,7 +65,7 @@ _LAZY = {
         ("AcrossRuns", "MetricEstimate", "RunScore", "ScoreReport", "StratumScore", "TaskScore"),
         "_results",
     ),
-    **dict.fromkeys(("ScoreOptions", "score_file", "score_ledger"), "_score"),
+    **dict.fromkeys(("ScoreOptions", "score_file", "score_ledger", "score_tallies"), "_score"),
 }
 
 

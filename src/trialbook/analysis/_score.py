@@ -11,7 +11,6 @@ The policy, in one place:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,20 +29,20 @@ from trialbook.analysis._results import (
     Weighting,
 )
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
-from trialbook.ledger import Ledger, read_ledger
+from trialbook.ledger import Ledger, RunTally, Tallies, TallyOfLedger, open_tallies
 from trialbook.stats import (
     BootstrapResult,
-    EffortSummary,
     clustered_se,
-    cost_summary,
-    effort_summary,
+    cost_from_totals,
+    effort_from_counts,
     pass_k_matrix,
     task_bootstrap,
+    total_of,
     variance_components,
     wilson_task_interval,
 )
 
-__all__ = ["FEW_TASKS", "ScoreOptions", "score_file", "score_ledger"]
+__all__ = ["FEW_TASKS", "ScoreOptions", "score_file", "score_ledger", "score_tallies"]
 
 FEW_TASKS = 10
 """Below this many tasks every format says the interval is not reliable (docs/statistics.md)."""
@@ -108,9 +107,10 @@ def _short_tasks_error(
     )
 
 
-def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
-    provenance = ledger.source_of(run_id)
-    completion = ledger.completion_of(run_id)
+def _score_run(tally: RunTally, options: ScoreOptions) -> RunScore:
+    run_id = tally.run_id
+    provenance = tally.provenance
+    completion = tally.completion
     notes: list[str] = []
     if completion is not None and not completion.complete:
         notes.append(
@@ -125,41 +125,18 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             + (f" and {len(provenance.files) - 5} more" if len(provenance.files) > 5 else "")
         )
         notes.extend(provenance.notes)
-    leak = ledger.column("oracle_leak")
-    leaked = ledger.where(leak)
-    quarantined = tuple(
-        sorted(
-            zip(
-                leaked.column("task_id").tolist(),
-                leaked.column("attempt_index").tolist(),
-                strict=True,
-            )
-        )
-    )
     # a task with any leaked attempt is quarantined whole: its other attempts saw the same suite
-    everything = ledger.tasks()  # integer task positions: no string per row
-    leaked_task = everything.count(leak) > 0
-    leaked_tasks = tuple(t for t, bad in zip(everything.task_ids, leaked_task, strict=True) if bad)
-    keep = ~leaked_task[everything.task]
-    infra = ledger.has_status("infra_error")
-    infra_count = int((infra & keep).sum())
+    quarantined, leaked_tasks = tally.quarantined, tally.leaked_tasks
+    infra_count = tally.status_rows
     if infra_count:
-        kept_attempts = int(keep.sum())
+        kept_attempts = tally.kept_rows
         share = f"{infra_count} of {kept_attempts} attempts ({infra_count / kept_attempts:.1%})"
         if options.drop_infra_errors:
             notes.append(
                 f"infrastructure errors: {share}, dropped from the denominator as asked (the "
                 "rates below are over the remaining attempts)"
             )
-            before = everything.count(keep) > 0
-            keep &= ~infra
-            gone = [
-                t
-                for t, b, a in zip(
-                    everything.task_ids, before, everything.count(keep) > 0, strict=True
-                )
-                if b and not a
-            ]
+            gone = tally.emptied_tasks
             if gone:
                 shown = ", ".join(repr(g) for g in sorted(gone)[:10])
                 more = f" and {len(gone) - 10} more" if len(gone) > 10 else ""
@@ -174,28 +151,19 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             f"{len(leaked_tasks)} task(s) quarantined whole for an oracle leak "
             f"({len(quarantined)} leaked attempt(s)): {shown}{more}; not scored"
         )
-    rows = ledger.where(keep)
-    if len(rows) == 0:
-        raise TrialbookError(
-            f"run {run_id!r}: no attempts left to score after quarantine and drops"
-        )
 
-    groups = everything if rows is ledger else rows.tasks()  # where() keeps itself when all kept
-    task, labels, n, c = groups.task, groups.task_ids, groups.attempts, groups.passes
+    labels, n, c = tally.task_ids, tally.attempts, tally.passes
     t = n.size
-    passed = rows.column("passed")
-    first_pass = groups.first_passed.astype(np.float64)
-    timeouts = groups.count(rows.column("timed_out"))
-    after_timeout = int((rows.column("passed") & rows.column("timed_out")).sum())
+    rows = tally.rows
+    first_pass = tally.first_passed.astype(np.float64)
+    after_timeout = tally.passes_after_timeout
     if after_timeout:
         notes.append(
             f"{after_timeout} pass(es) after timeout: the run's grader judged the workspace after "
             "the agent's timeout (graded_after_timeout), and they count as passes"
         )
-    infra_rows = rows.has_status("infra_error")
-    infra_per_task = groups.count(infra_rows)
-    weight_col = groups.weight
-    strata_of_task = groups.stratum
+    weight_col = tally.weight
+    strata_of_task = tally.stratum
 
     ks = options.ks if options.ks is not None else tuple(range(1, int(n.min()) + 1))
     for k in ks:
@@ -206,7 +174,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             f"too few tasks for a reliable interval: {t} task(s) (below {FEW_TASKS}, an interval "
             "says little about tasks not seen; read it as rough)"
         )
-    budget = int(rows.column("k_budget")[0])
+    budget = tally.k_budget
     if (n < budget).any():
         notes.append(
             f"{int((n < budget).sum())} task(s) have fewer scored attempts than k_budget={budget}"
@@ -239,18 +207,16 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     )
     metrics = {name: joint[name] for name in names}
     mean_score = None
-    if rows.recorded("score"):
-        score = rows.column("score")
-        known = ~np.isnan(score)
-        if known.all():
-            per_task_score = np.bincount(task, weights=score, minlength=t) / n
+    if tally.score_rows:
+        if tally.score is not None:
+            per_task_score = tally.score / n
             scored, _ = _metric_set(
                 per_task_score[:, None], ["mean_score"], weights, options, float(n.sum())
             )
             mean_score = scored["mean_score"]
         else:
             notes.append(
-                f"partial credit ('score') recorded on {int(known.sum())} of {known.size} attempts: "
+                f"partial credit ('score') recorded on {tally.score_rows} of {rows} attempts: "
                 "no mean score (a missing score is not a 0)"
             )
 
@@ -258,7 +224,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     if any(name is not None for name in strata_of_task):
         # tasks without a stratum first, then the strata in order of first appearance
         stratum_col = np.array([name or "(none)" for name in strata_of_task], dtype=object)
-        order = (["(none)"] if None in strata_of_task else []) + list(rows.distinct("stratum"))
+        order = (["(none)"] if None in strata_of_task else []) + list(tally.strata)
         for name in order:
             sel = stratum_col == name
             stratum_metrics, _ = _metric_set(
@@ -276,6 +242,14 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
                 f"(each below {FEW_TASKS} tasks)"
             )
 
+    not_recorded = dict(tally.not_recorded)
+    # a task none of whose attempts recorded timed_out has no timeout count (not a 0)
+    timeouts: list[int | None] = [
+        None if "timed_out" in not_recorded and known == 0 else int(count)
+        for count, known in zip(
+            tally.timeouts.tolist(), tally.timeouts_recorded.tolist(), strict=True
+        )
+    ]
     task_scores = tuple(
         TaskScore(
             task_id=label,
@@ -294,60 +268,45 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             n.tolist(),
             c.tolist(),
             first_pass.tolist(),
-            timeouts.tolist(),
-            infra_per_task.tolist(),
+            timeouts,
+            tally.infra_errors.tolist(),
             strict=True,
         )
     )
-    effort = effort_summary(
-        task_codes=task,
-        attempt_index=rows.column("attempt_index"),
-        passed=passed,
-        timed_out=rows.column("timed_out"),
-        infra_error=infra_rows,
-        helper_calls=rows.column("helper_calls"),
-        elapsed_s=rows.column("elapsed_s"),
-        cache_hit=rows.column("cache_hit"),
-        tool_calls=rows.column("tool_calls"),
+    effort = effort_from_counts(
+        attempts=n,
+        before_first_pass=tally.before_first_pass,
+        timed_out=(tally.timed_out.total, tally.timed_out.rows),
+        infra_errors=tally.infra_rows,
+        helper_calls=(float(tally.helper_calls.total), tally.helper_calls.rows),
+        cache_hits=(float(tally.cache_hit.total), tally.cache_hit.rows),
+        tool_calls=(float(tally.tool_calls.total), tally.tool_calls.rows),
+        elapsed_s=tally.elapsed_s,
     )
-    lacking = {name: rows.unrecorded_mask(name) for name in rows.not_recorded()}
-    not_recorded = {name: int(mask.sum()) for name, mask in lacking.items() if mask.any()}
-    effort = _known_effort(effort, rows, lacking)
     if "oracle_leak" in not_recorded:
         share = (
             ""
-            if not_recorded["oracle_leak"] == len(rows)
-            else f" for {not_recorded['oracle_leak']} of {len(rows)} attempts"
+            if not_recorded["oracle_leak"] == rows
+            else f" for {not_recorded['oracle_leak']} of {rows} attempts"
         )
         notes.append(
             f"oracle leaks: not recorded by the source{share} (a leak there cannot be quarantined)"
         )
-    if "timed_out" in lacking:
-        known_timeouts = groups.count(rows.column("timed_out") & ~lacking["timed_out"])
-        no_record = groups.count(~lacking["timed_out"]) == 0
-        task_scores = tuple(
-            replace(ts, timeouts=None if none else int(k))
-            for ts, k, none in zip(
-                task_scores, known_timeouts.tolist(), no_record.tolist(), strict=True
-            )
-        )
-    cost = cost_summary(
-        cost=rows.column("cost"),
-        tokens_in=rows.column("tokens_in"),
-        tokens_out=rows.column("tokens_out"),
+    cost_values = tally.cost
+    cost_known = ~np.isnan(cost_values)
+    cost = cost_from_totals(
+        total_cost=total_of(float(cost_values[cost_known].sum()), int(cost_known.sum()), rows),
+        tokens_in=total_of(float(tally.tokens_in.total), tally.tokens_in.rows, rows),
+        tokens_out=total_of(float(tally.tokens_out.total), tally.tokens_out.rows, rows),
         successful_tasks=int((c > 0).sum()),
     )
 
-    def one(name: str) -> str | None:
-        value = rows.first(name)
-        return value if isinstance(value, str) else None
-
     return RunScore(
         run_id=run_id,
-        system=one("system"),
-        dataset_id=one("dataset_id"),
+        system=tally.system,
+        dataset_id=tally.dataset_id,
         tasks=t,
-        attempts=len(rows),
+        attempts=rows,
         ks=tuple(ks),
         metrics=metrics,
         pooled_attempt_rate=joint["pooled"],
@@ -372,45 +331,6 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     )
 
 
-# which companion figure each not-recordable field feeds
-_FIGURES = {
-    "timed_out": ("timeout_rate",),
-    "helper_calls": ("helper_calls_per_attempt",),
-    "elapsed_s": ("mean_elapsed_s", "median_elapsed_s"),
-}
-
-
-def _known_effort(
-    effort: EffortSummary, rows: Ledger, lacking: dict[str, NDArray[np.bool_]]
-) -> EffortSummary:
-    """The companion figures of fields some rows' source did not record, over the rows that record
-    them; NaN (shown as "not recorded by the source") when none does. Never the neutral fill."""
-    changes: dict[str, float] = {}
-    for name, figures in _FIGURES.items():
-        mask = lacking.get(name)
-        if mask is None or not mask.any():
-            continue
-        known = rows.column(name)[~mask].astype(np.float64)
-        for figure in figures:
-            if known.size == 0:
-                changes[figure] = math.nan
-            elif figure == "median_elapsed_s":
-                changes[figure] = float(np.median(known))
-            else:
-                changes[figure] = float(known.mean())
-    if not changes:
-        return effort
-    return replace(
-        effort,
-        timeout_rate=changes.get("timeout_rate", effort.timeout_rate),
-        helper_calls_per_attempt=changes.get(
-            "helper_calls_per_attempt", effort.helper_calls_per_attempt
-        ),
-        mean_elapsed_s=changes.get("mean_elapsed_s", effort.mean_elapsed_s),
-        median_elapsed_s=changes.get("median_elapsed_s", effort.median_elapsed_s),
-    )
-
-
 def _validate_options(options: ScoreOptions) -> None:
     if options.ks is not None:
         if not options.ks:
@@ -426,18 +346,28 @@ def score_ledger(
     ledger: Ledger, *, run: str | None = None, options: ScoreOptions | None = None
 ) -> ScoreReport:
     """Score every run of a validated ledger (or only ``run``)."""
+    return score_tallies(TallyOfLedger(ledger), run=run, options=options)
+
+
+def score_tallies(
+    source: Tallies, *, run: str | None = None, options: ScoreOptions | None = None
+) -> ScoreReport:
+    """Score every run of a ledger asked for its tallies run by run (or only ``run``): the
+    in-memory :class:`Ledger`, or the SQLite store, which answers with ``GROUP BY`` queries."""
     options = options or ScoreOptions()
     _validate_options(options)
-    run_ids = ledger.run_ids
     if run is not None:
-        if run not in run_ids:
-            known = ", ".join(repr(r) for r in run_ids[:10])
+        run_ids: tuple[str, ...] = (run,)
+        if not source.has_run(run):
+            known = ", ".join(repr(r) for r in source.run_ids()[:10])
             raise ArgumentError(
-                f"run {run!r} is not in {ledger.source} (runs: {known})", argument="run"
+                f"run {run!r} is not in {source.source} (runs: {known})", argument="run"
             )
-        run_ids = (run,)
-    scores = [_score_run(ledger.run(rid), rid, options) for rid in run_ids]
-    return ScoreReport(source=ledger.source, runs=tuple(scores), across_runs=_across(scores))
+    else:
+        run_ids = source.run_ids()
+    drop = "infra_error" if options.drop_infra_errors else None
+    scores = [_score_run(source.tally(rid, drop_status=drop), options) for rid in run_ids]
+    return ScoreReport(source=source.source, runs=tuple(scores), across_runs=_across(scores))
 
 
 def _across(scores: Sequence[RunScore]) -> tuple[AcrossRuns, ...]:
@@ -465,5 +395,10 @@ def _across(scores: Sequence[RunScore]) -> tuple[AcrossRuns, ...]:
 def score_file(
     path: str | Path, *, run: str | None = None, options: ScoreOptions | None = None
 ) -> ScoreReport:
-    """Read, validate and score a ledger file: what ``trialbook score`` does."""
-    return score_ledger(read_ledger(path), run=run, options=options)
+    """Read, validate and score a ledger file: what ``trialbook score`` does. A ``.db`` is asked
+    for its tallies (SQLite counts, only the runs asked for); other formats are read whole."""
+    source = open_tallies(path)
+    try:
+        return score_tallies(source, run=run, options=options)
+    finally:
+        source.close()

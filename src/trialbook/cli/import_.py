@@ -44,6 +44,7 @@ def import_(
     hashes, and what the source dropped. Rows are never overwritten: an attempt already in the
     ledger refuses the whole import.
     """
+    from trialbook.errors import LedgerError
     from trialbook.importers import ImportOptions, read_source
     from trialbook.ledger import import_files
 
@@ -60,7 +61,14 @@ def import_(
         bad = [p for p in paths if p.suffix.lower() != f".{source}"]
         if bad:
             fail([f"{p}: expected a .{source} file for 'trialbook import {source}'" for p in bad])
-        ledgers = [read_source([p], source, ImportOptions(run_id=run_id)) for p in paths]
+        ledgers, problems = [], []
+        for p in paths:  # every file is read, so the count of problems covers them all
+            try:
+                ledgers.append(read_source([p], source, ImportOptions(run_id=run_id)))
+            except LedgerError as exc:
+                problems.extend(exc.details)
+        if problems:
+            raise LedgerError(problems)
         if run_id is not None:
             for path, ledger in zip(paths, ledgers, strict=True):
                 if ledger.run_ids != (run_id,):

@@ -77,7 +77,7 @@ def score(
     validated first; a ledger with any problem prints one line per problem (file, line, task,
     field) and no rate at all, and exits 2.
     """
-    from trialbook.analysis import ScoreOptions, score_ledger
+    from trialbook.analysis import ScoreOptions, score_file, score_ledger
     from trialbook.importers import ImportOptions, read_source
 
     options = ScoreOptions(
@@ -89,6 +89,11 @@ def score(
         weights=weights,  # type: ignore[arg-type]
         drop_infra_errors=drop_infra_errors,
     )
+    plain = (source, system, as_attempts, scorer) == (None, None, None, None)
+    if len(ledger) == 1 and plain and ledger[0].suffix.lower() == ".db":
+        # the SQLite store is tallied by SQLite: only the runs asked for, no object per value
+        echo_score(score_file(ledger[0], run=run, options=options), fmt)
+        return
     rows = read_source(
         list(ledger),
         source,

@@ -11,11 +11,13 @@ from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, REQUIRED, STATUSES,
 from trialbook.ledger._provenance import Completion, Provenance, SourceFile
 from trialbook.ledger._rows import ledger_from_rows, ledger_rows, ledger_tuples
 from trialbook.ledger._table import Ledger, TaskGroups, TaskTable, per_task
+from trialbook.ledger._tally import Known, RunTally, Tallies, TallyOfLedger, tally_ledger
 from trialbook.ledger.formats import (
     EXPORT_FORMATS,
     FORMATS,
     ExportFormat,
     Format,
+    open_tallies,
     read_ledger,
     write_ledger,
     write_ledger_file,
@@ -41,13 +43,17 @@ __all__ = [
     "ExportFormat",
     "Field",
     "Format",
+    "Known",
     "Ledger",
     "LedgerStore",
     "Prepared",
     "Provenance",
     "RunRecord",
     "RunStatus",
+    "RunTally",
     "SourceFile",
+    "Tallies",
+    "TallyOfLedger",
     "TaskGroups",
     "TaskTable",
     "import_files",
@@ -55,9 +61,11 @@ __all__ = [
     "ledger_rows",
     "ledger_tuples",
     "now",
+    "open_tallies",
     "per_task",
     "prepare",
     "read_ledger",
+    "tally_ledger",
     "write_ledger",
     "write_ledger_file",
 ]

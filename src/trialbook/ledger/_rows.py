@@ -248,7 +248,7 @@ def from_rows(src: str, rows: Iterable[Row], *, from_csv: bool, default_run: str
             lines.append(lineno)
             for f in FIELDS:
                 columns[f.name].append(typed.get(f.name))
-    if problems:
+    if problems and not lines:
         raise LedgerError(problems)
     values: dict[str, Any] = {}
     codes: dict[str, Any] = {}
@@ -265,7 +265,9 @@ def from_rows(src: str, rows: Iterable[Row], *, from_csv: bool, default_run: str
         else:
             values[f.name] = np.array([math.nan if v is None else float(v) for v in col])  # type: ignore[arg-type]
     ledger = build_ledger(src, default_run, np.array(lines, dtype=np.int64), values, codes, labels)
-    problems = check_rules(ledger)
+    # the rows that were well typed are checked by the table's rules too, so that one pass names
+    # every problem (a type error on one row and a contradiction on another)
+    problems += check_rules(ledger)
     if problems:
         raise LedgerError(problems)
     return ledger

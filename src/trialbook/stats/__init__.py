@@ -6,7 +6,16 @@ from trialbook.stats._bootstrap import (
     clustered_se,
     task_bootstrap,
 )
-from trialbook.stats._effort import CostSummary, EffortSummary, Total, cost_summary, effort_summary
+from trialbook.stats._effort import (
+    CostSummary,
+    EffortSummary,
+    Total,
+    cost_from_totals,
+    cost_summary,
+    effort_from_counts,
+    effort_summary,
+    total_of,
+)
 from trialbook.stats._interval import wilson_task_interval
 from trialbook.stats._paired import (
     McNemarResult,
@@ -43,7 +52,9 @@ __all__ = [
     "Total",
     "VarianceComponents",
     "clustered_se",
+    "cost_from_totals",
     "cost_summary",
+    "effort_from_counts",
     "effort_summary",
     "holm",
     "mcnemar_exact",
@@ -58,6 +69,7 @@ __all__ = [
     "pass_k_steps",
     "plan_design",
     "task_bootstrap",
+    "total_of",
     "variance_components",
     "wilson_interval",
     "wilson_task_interval",

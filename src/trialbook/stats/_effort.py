@@ -8,6 +8,7 @@ over attempts of which only some were priced is None too, with the partial sum a
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,7 +16,16 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialbook.errors import ArgumentError
 
-__all__ = ["CostSummary", "EffortSummary", "Total", "cost_summary", "effort_summary"]
+__all__ = [
+    "CostSummary",
+    "EffortSummary",
+    "Total",
+    "cost_from_totals",
+    "cost_summary",
+    "effort_from_counts",
+    "effort_summary",
+    "total_of",
+]
 
 
 @dataclass(frozen=True)
@@ -38,9 +48,14 @@ def _total(values: NDArray[np.float64]) -> Total:
     )
 
 
-def _rate(flags: NDArray[np.float64]) -> float | None:
-    known = ~np.isnan(flags)
-    return float(flags[known].mean()) if known.any() else None
+def total_of(partial: float, known: int, attempts: int) -> Total:
+    """The :class:`Total` of ``attempts`` attempts of which ``known`` recorded the field, their sum
+    being ``partial`` (what :func:`cost_summary` computes from per-attempt values)."""
+    if not 0 <= known <= attempts:
+        raise ArgumentError(f"known must be in 0..{attempts}, got {known}", argument="known")
+    return Total(
+        value=partial if known == attempts else None, known_attempts=known, partial=partial
+    )
 
 
 @dataclass(frozen=True)
@@ -100,22 +115,64 @@ def effort_summary(
     first = np.full(t, big, dtype=np.int64)
     np.minimum.at(first, task_of[ok], order_idx[ok])
     before = np.bincount(task_of, weights=order_idx < first[task_of], minlength=t)
-    used = np.where(first < big, before + 1, n)
     tool = np.asarray(tool_calls, dtype=np.float64)
     tool_known = ~np.isnan(tool)
     cache = np.asarray(cache_hit, dtype=np.float64)
+    cache_known = ~np.isnan(cache)
+    rows = codes.size
+    return effort_from_counts(
+        attempts=n,
+        before_first_pass=np.where(first < big, before, -1).astype(np.int64),
+        timed_out=(int(np.asarray(timed_out, dtype=bool).sum()), rows),
+        infra_errors=int(np.asarray(infra_error, dtype=bool).sum()),
+        helper_calls=(float(np.asarray(helper_calls, dtype=np.float64).sum()), rows),
+        cache_hits=(float(cache[cache_known].sum()), int(cache_known.sum())),
+        tool_calls=(float(tool[tool_known].sum()), int(tool_known.sum())),
+        elapsed_s=np.asarray(elapsed_s, dtype=np.float64),
+    )
+
+
+def effort_from_counts(
+    *,
+    attempts: ArrayLike,
+    before_first_pass: ArrayLike,
+    timed_out: tuple[float, int],
+    infra_errors: int,
+    helper_calls: tuple[float, int],
+    cache_hits: tuple[float, int],
+    tool_calls: tuple[float, int],
+    elapsed_s: ArrayLike,
+) -> EffortSummary:
+    """Companion figures from per-task counts and per-field (sum, attempts recording it) pairs.
+
+    ``attempts``: n per task; ``before_first_pass``: per task, the attempts with a lower
+    attempt_index than its first pass (-1: no pass); ``elapsed_s``: per attempt that records it
+    (the mean and median need the values). A rate over no recording attempt is NaN for timeouts,
+    helper calls and elapsed time (shown as "not recorded"), None for cache hits and tool calls.
+    Counts are whole numbers, so their sums are exact and the order of the rows does not matter.
+    """
+    n = np.asarray(attempts, dtype=np.int64)
+    before = np.asarray(before_first_pass, dtype=np.int64)
+    if n.size == 0 or n.shape != before.shape:
+        raise ArgumentError("attempts and before_first_pass need one value per task, >= 1 task")
+    used = np.where(before >= 0, before + 1, n)
     elapsed = np.asarray(elapsed_s, dtype=np.float64)
+    rows = int(n.sum())
+
+    def mean(pair: tuple[float, int]) -> float:
+        return pair[0] / pair[1] if pair[1] else math.nan
+
     return EffortSummary(
         attempts_per_task=float(n.mean()),
-        attempts_to_first_pass=float(used.mean()) if ok.any() else None,
-        timeout_rate=float(np.asarray(timed_out, dtype=bool).mean()),
-        infra_error_rate=float(np.asarray(infra_error, dtype=bool).mean()),
-        helper_calls_per_attempt=float(np.asarray(helper_calls, dtype=np.float64).mean()),
-        cache_hit_rate=_rate(cache),
-        cache_known_attempts=int((~np.isnan(cache)).sum()),
-        tool_calls_per_attempt=float(tool[tool_known].mean()) if tool_known.any() else None,
-        mean_elapsed_s=float(elapsed.mean()),
-        median_elapsed_s=float(np.median(elapsed)),
+        attempts_to_first_pass=float(used.mean()) if (before >= 0).any() else None,
+        timeout_rate=mean(timed_out),
+        infra_error_rate=infra_errors / rows,
+        helper_calls_per_attempt=mean(helper_calls),
+        cache_hit_rate=cache_hits[0] / cache_hits[1] if cache_hits[1] else None,
+        cache_known_attempts=int(cache_hits[1]),
+        tool_calls_per_attempt=tool_calls[0] / tool_calls[1] if tool_calls[1] else None,
+        mean_elapsed_s=float(elapsed.mean()) if elapsed.size else math.nan,
+        median_elapsed_s=float(np.median(elapsed)) if elapsed.size else math.nan,
     )
 
 
@@ -142,7 +199,19 @@ def cost_summary(
     *, cost: ArrayLike, tokens_in: ArrayLike, tokens_out: ArrayLike, successful_tasks: int
 ) -> CostSummary:
     """Totals over all attempts (NaN = not recorded) and cost per solved task."""
-    total = _total(np.asarray(cost, dtype=np.float64))
+    return cost_from_totals(
+        total_cost=_total(np.asarray(cost, dtype=np.float64)),
+        tokens_in=_total(np.asarray(tokens_in, dtype=np.float64)),
+        tokens_out=_total(np.asarray(tokens_out, dtype=np.float64)),
+        successful_tasks=successful_tasks,
+    )
+
+
+def cost_from_totals(
+    *, total_cost: Total, tokens_in: Total, tokens_out: Total, successful_tasks: int
+) -> CostSummary:
+    """The cost summary of totals already summed (see :func:`total_of`)."""
+    total = total_cost
     if total.value is None:
         per, note = (
             None,
@@ -159,8 +228,8 @@ def cost_summary(
         note = "total cost of all attempts / tasks with at least one pass"
     return CostSummary(
         total_cost=total,
-        tokens_in=_total(np.asarray(tokens_in, dtype=np.float64)),
-        tokens_out=_total(np.asarray(tokens_out, dtype=np.float64)),
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
         successful_tasks=successful_tasks,
         cost_per_success=per,
         cost_per_success_note=note,

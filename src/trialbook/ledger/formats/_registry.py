@@ -14,6 +14,7 @@ from typing import BinaryIO, Literal
 from trialbook.errors import ArgumentError, LedgerError, Problem
 from trialbook.ledger._paths import ledger_file_problem
 from trialbook.ledger._table import Ledger
+from trialbook.ledger._tally import Tallies, TallyOfLedger
 from trialbook.ledger.formats._csv import CSV
 from trialbook.ledger.formats._db import DB
 from trialbook.ledger.formats._format import Format
@@ -26,6 +27,7 @@ __all__ = [
     "ExportFormat",
     "format_named",
     "format_of",
+    "open_tallies",
     "read_ledger",
     "write_ledger",
     "write_ledger_file",
@@ -69,6 +71,20 @@ def read_ledger(path: str | Path, *, default_run: str | None = None) -> Ledger:
     if problem := ledger_file_problem(p):
         raise LedgerError([Problem(0, problem, str(p))])
     return fmt.read(p, default_run or p.stem)
+
+
+def open_tallies(path: str | Path, *, default_run: str | None = None) -> Tallies:
+    """A ledger file to be tallied run by run (:class:`~trialbook.ledger.Tallies`; close it after).
+
+    A ``.db`` is tallied by SQLite (``GROUP BY`` queries, only the runs asked for, each checked as
+    it is read); any other format is read and validated whole, as :func:`read_ledger` does.
+    """
+    p = Path(path)
+    if p.suffix.lower() == ".db" and not ledger_file_problem(p):
+        from trialbook.ledger.store import StoreTallies  # the store is only loaded for .db files
+
+        return StoreTallies(p)
+    return TallyOfLedger(read_ledger(p, default_run=default_run))
 
 
 def write_ledger(ledger: Ledger, fmt: ExportFormat, out: BinaryIO) -> int:

@@ -2,6 +2,7 @@
 
 from trialbook.ledger.store._files import import_files, read_store
 from trialbook.ledger.store._records import RUN_EVENTS, RunRecord, RunStatus, now
+from trialbook.ledger.store._scan import StoreTallies
 from trialbook.ledger.store._schema import MIGRATIONS, SCHEMA_VERSION
 from trialbook.ledger.store._store import LedgerStore
 from trialbook.ledger.store._writer import Prepared, insert_params, prepare
@@ -14,6 +15,7 @@ __all__ = [
     "Prepared",
     "RunRecord",
     "RunStatus",
+    "StoreTallies",
     "import_files",
     "insert_params",
     "now",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "statements"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "own_schema", "statements"]
 
 # Schema 1: runs and attempts (every field of the ledger, typed by CHECK constraints, so the
 # file stays sound whatever writes to it).
@@ -261,3 +261,25 @@ def statements(script: str) -> Iterable[str]:
             buffer = ""
     if buffer.strip():
         raise ValueError(f"incomplete SQL statement in a migration: {buffer.strip()[:60]}")
+
+
+def own_schema(conn: sqlite3.Connection, version: int) -> bool:
+    """Whether the attempts table is exactly the one the migrations up to ``version`` create, so
+    that its CHECK, NOT NULL and UNIQUE constraints held every row written to it, whoever wrote it
+    (a table another tool created may hold anything)."""
+    (stored,) = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'attempts'"
+    ).fetchone() or (None,)
+    fresh = sqlite3.connect(":memory:")
+    try:
+        for number, _, script in MIGRATIONS:
+            if number > version:
+                break
+            for statement in statements(script):
+                fresh.execute(statement)
+        row = fresh.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'attempts'"
+        ).fetchone()
+    finally:
+        fresh.close()
+    return row is not None and stored == row[0]

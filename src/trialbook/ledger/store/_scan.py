@@ -1,0 +1,580 @@
+"""The store tallied by SQLite: one ``GROUP BY task_id`` per run, the rules checked in SQL.
+
+Reading a run never builds a Python object per stored value. One query returns, per task, the counts
+and integer sums a :class:`RunTally` holds, with what the rules need to see across rows (the least
+and greatest value of each field that must not vary within a run or a task, a count of distinct
+attempt indices where no unique index forbids repeats) and, per task, the number of rows that break
+a row-level rule. The schema's CHECK constraints already hold every row of a trialbook store to its
+field's type and range, so those are re-checked only in a table whose schema is not the store's own
+(a ``.db`` another tool wrote); the rules no constraint holds (``attempt_index`` below ``k_budget``,
+``timed_out`` with ``passed``, the status and its flags, finite numbers, timestamps, an empty task
+id) are checked for every row, in the same query.
+
+The SQL only ever *accepts*: when anything is in doubt (a rule broken, a field a source did not
+record, a column the ledger does not know) the run is read the precise way (:meth:`LedgerStore.read`),
+which names every problem exactly as a JSONL file of the same rows would be told. The per-attempt
+floats whose sum depends on the order of addition (``elapsed_s``, ``cost``, ``score``) are then read
+column-wise, one number at a time into an array, in row order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from trialbook.errors import LedgerError, Problem, TrialbookError
+from trialbook.ledger._fields import FIELDS, STATUSES, Field
+from trialbook.ledger._provenance import Completion
+from trialbook.ledger._table import Ledger
+from trialbook.ledger._tally import Known, RunTally, tally_ledger
+from trialbook.ledger.store._queries import completions
+from trialbook.ledger.store._schema import own_schema
+from trialbook.ledger.store._store import LedgerStore
+
+__all__ = ["StoreTallies"]
+
+_MAX_FLOAT = "1.7976931348623157e308"
+_EXACT = str(2**53)
+_TYPES = {
+    "str": "'text'",
+    "time": "'text'",
+    "int": "'integer'",
+    "bool": "'integer'",
+    "float": "'real', 'integer'",
+}
+# a timestamp the json-free precise check (datetime.fromisoformat, with a UTC offset) certainly
+# accepts: YYYY-MM-DDTHH:MM:SS, no fraction or 3 or 6 digits of one, then Z or +HH:MM / -HH:MM.
+_D = "[0-9]"
+_STAMP = f"{_D * 4}-{_D * 2}-{_D * 2}T{_D * 2}:{_D * 2}:{_D * 2}"
+_OFFSET = f"[+-]{_D * 2}:{_D * 2}"
+
+
+def _q(name: str) -> str:
+    return f'"{name}"'
+
+
+def _stamp_ok(col: str) -> str:
+    """SQL true when ``col`` is a timestamp of the strict form above with a real date and time."""
+    c = _q(col)
+    shape = " OR ".join(
+        f"{c} GLOB '{_STAMP}{frac}{tz}'"
+        for frac in ("", f".{_D * 3}", f".{_D * 6}")
+        for tz in ("Z", _OFFSET)
+    )
+    return (
+        f"(({shape}) AND substr({c}, 1, 4) <> '0000'"
+        f" AND strftime('%Y-%m-%dT%H:%M:%S', substr({c}, 1, 19)) = substr({c}, 1, 19)"
+        f" AND (substr({c}, -1) = 'Z' OR (CAST(substr({c}, -5, 2) AS INTEGER) < 24"
+        f" AND CAST(substr({c}, -2) AS INTEGER) < 60)))"
+    )
+
+
+def _row_doubts(present: set[str], trusted: bool) -> str:
+    """SQL true (1) for a row that breaks, or may break, a row-level rule."""
+    doubts: list[str] = []
+    for f in FIELDS:
+        if f.name not in present:
+            continue
+        c = _q(f.name)
+        if not trusted:
+            doubts.extend(_type_doubts(f))
+        # the CHECKs of the store's own table hold these at >= 0 (score at <= 1): no abs() there
+        nonnegative = trusted and f.low is not None
+        if f.kind == "float" and not (trusted and f.high is not None):
+            doubts.append(f"{c} > {_MAX_FLOAT}" if nonnegative else f"abs({c}) > {_MAX_FLOAT}")
+        if f.kind == "int" and not f.required:
+            doubts.append(f"{c} > {_EXACT}" if nonnegative else f"abs({c}) > {_EXACT}")
+    gat = '"graded_after_timeout" IS 1' if "graded_after_timeout" in present else "0"
+    doubts += [
+        f'"passed" AND "timed_out" AND NOT ({gat})',
+        '"attempt_index" >= "k_budget"',
+        "trim(\"task_id\", ' ' || char(9, 10, 11, 12, 13)) = ''",
+    ]
+    if "status" in present:
+        known = ", ".join(f"'{s}'" for s in STATUSES)
+        doubts.append(
+            f'"status" IS NOT NULL AND ("status" NOT IN ({known})'
+            ' OR "passed" <> ("status" = \'passed\')'
+            ' OR ("timed_out" <> ("status" = \'timed_out\')'
+            f' AND NOT ("passed" AND "timed_out" AND {gat})))'
+        )
+    for name in ("started_at", "finished_at"):
+        if name in present:
+            doubts.append(f'"{name}" IS NOT NULL AND coalesce({_stamp_ok(name)}, 0) = 0')
+    if {"started_at", "finished_at"} <= present:
+        # an instant within a millisecond of the start is left to the precise check
+        doubts.append('coalesce(julianday("finished_at") < julianday("started_at") + 1e-8, 0)')
+    if "not_recorded" in present:
+        doubts.append('"not_recorded" IS NOT NULL')  # read the precise way (as JSONL is)
+    return " OR ".join(f"coalesce({d}, 0)" for d in doubts)  # each is non-NULL when it flags
+
+
+def _type_doubts(f: Field) -> list[str]:
+    c = _q(f.name)
+    out = [f"typeof({c}) NOT IN ({_TYPES[f.kind]}, 'null')"]
+    if f.required:
+        out.append(f"{c} IS NULL")
+    if f.kind == "bool":
+        out.append(f"{c} NOT IN (0, 1)")
+    if f.low is not None:
+        out.append(f"{c} <= {f.low}" if f.low_open else f"{c} < {f.low}")
+    if f.high is not None:
+        out.append(f"{c} > {f.high}")
+    return out
+
+
+def _unique_key(conn: sqlite3.Connection) -> bool:
+    """Whether a unique index forbids two rows of one (run_id, task_id, attempt_index)."""
+    key = {"run_id", "task_id", "attempt_index"}
+    for index in conn.execute("PRAGMA index_list(attempts)").fetchall():
+        if index[2] and not (len(index) > 4 and index[4]):  # unique, not partial
+            cols = {r[2] for r in conn.execute(f"PRAGMA index_info({_q(index[1])})")}
+            if cols and cols <= key:
+                return True
+    return False
+
+
+# Per-task counts are at most k_budget (attempt indices are distinct and below it), so below
+# 2**12 five of them travel packed in one 64-bit sum: one aggregate instead of five.
+_WIDTH = 12
+_PACKED = {
+    "flags": (
+        ("passes", '"passed"'),
+        ("timeouts", '"timed_out"'),
+        ("infra", "(\"status\" IS 'infra_error')"),
+        ("after_timeout", '("passed" AND "timed_out")'),
+        ("leak", '"oracle_leak"'),
+    ),
+    "recorded": (
+        ("count_tokens_in", '("tokens_in" IS NOT NULL)'),
+        ("count_tokens_out", '("tokens_out" IS NOT NULL)'),
+        ("count_cost", '("cost" IS NOT NULL)'),
+        ("count_score", '("score" IS NOT NULL)'),
+        ("count_tool_calls", '("tool_calls" IS NOT NULL)'),
+    ),
+    "more": (
+        ("count_cache_hit", '("cache_hit" IS NOT NULL)'),
+        ("sum_cache_hit", 'coalesce("cache_hit", 0)'),
+        ("count_stratum", '("stratum" IS NOT NULL)'),
+        ("count_weight", '("weight" IS NOT NULL)'),
+    ),
+}
+_SUMS = ("helper_calls", "tool_calls", "tokens_in", "tokens_out")
+_RUN_CONSTANT = ("k_budget", "system", "dataset_id", "graded_after_timeout")
+_TASK_CONSTANT = ("stratum", "weight")
+
+
+def _columns(expr: str) -> list[str]:
+    """The quoted column names in an SQL expression."""
+    return expr.split('"')[1::2]
+
+
+def _literal(value: object) -> str:
+    """A value of a row as an SQL literal (NULL, a number, or a quoted text)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+class _Doubt(Exception):
+    """The SQL could not vouch for a run: it is read the precise way."""
+
+
+class StoreTallies:
+    """:class:`~trialbook.ledger.Tallies` of a SQLite ledger, opened read-only (never migrated).
+
+    Only the runs asked for are read (``WHERE run_id = ?``, served by the store's unique index on
+    run, task and attempt); a run is checked when it is tallied.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.store = LedgerStore(path, readonly=True)
+        self._path = str(self.store.path)
+        try:
+            conn = self._conn = self.store.connection
+            version = self.store.schema_version
+            columns = {r[1]: r for r in conn.execute("PRAGMA table_info(attempts)")}
+            self._present = {f.name for f in FIELDS} & set(columns)
+            self._unknown = sorted(set(columns) - self._present - {"id"})
+            self._trusted = own_schema(conn, version)
+            self._unique = _unique_key(conn)
+            self._doubts = _row_doubts(self._present, self._trusted)
+            if conn.execute("SELECT 1 FROM attempts LIMIT 1").fetchone() is None:
+                raise LedgerError([Problem(0, "the ledger holds no attempts", self._path)])
+            # a row without its run: the whole file is read the precise way, which names it
+            self._orphans = (
+                conn.execute('SELECT 1 FROM attempts WHERE "run_id" IS NULL LIMIT 1').fetchone()
+                is not None
+            )
+        except sqlite3.DatabaseError as exc:
+            self.store.close()
+            raise LedgerError([Problem(0, f"cannot read the ledger: {exc}", self._path)]) from None
+        except BaseException:
+            self.store.close()
+            raise
+        self._runs: tuple[str, ...] | None = None
+        self._whole: Ledger | None = None
+
+    @property
+    def source(self) -> str:
+        return self._path
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> StoreTallies:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ runs
+
+    def run_ids(self) -> tuple[str, ...]:
+        if self._orphans:
+            return self._precise_whole().run_ids
+        if self._runs is None:
+            lo = self._one('SELECT min("run_id") FROM attempts')
+            hi = self._one('SELECT max("run_id") FROM attempts')
+            if lo == hi:  # one run: two index probes instead of a pass over the index
+                self._runs = (str(lo),)
+            else:
+                rows = self._all(
+                    'SELECT "run_id" FROM attempts GROUP BY "run_id" ORDER BY min(id)', ()
+                )
+                self._runs = tuple(str(r[0]) for r in rows)
+        return self._runs
+
+    def has_run(self, run_id: str) -> bool:
+        if self._orphans:
+            return run_id in self._precise_whole().run_ids
+        return self._one('SELECT 1 FROM attempts WHERE "run_id" = ? LIMIT 1', (run_id,)) is not None
+
+    def rows(self, run_id: str) -> Ledger:
+        if self._orphans:
+            return self._precise_whole().run(run_id)
+        return self._precise(run_id)
+
+    # ------------------------------------------------------------------ tallies
+
+    def tally(self, run_id: str, *, drop_status: str | None = None) -> RunTally:
+        if self._orphans:
+            return tally_ledger(self._precise_whole().run(run_id), run_id, drop_status=drop_status)
+        try:
+            return self._tally(run_id, drop_status)
+        except (_Doubt, sqlite3.DatabaseError):
+            return tally_ledger(self._precise(run_id), run_id, drop_status=drop_status)
+
+    def _precise(self, run_id: str) -> Ledger:
+        try:
+            return self.store.read(run_id)
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError([Problem(0, f"cannot read the ledger: {exc}", self._path)]) from None
+
+    def _precise_whole(self) -> Ledger:
+        if self._whole is None:
+            try:
+                self._whole = self.store.read()
+            except sqlite3.DatabaseError as exc:
+                raise LedgerError(
+                    [Problem(0, f"cannot read the ledger: {exc}", self._path)]
+                ) from None
+        return self._whole
+
+    def _where(self, run_id: str) -> tuple[str, tuple[Any, ...]]:
+        """The rows of the run: no condition at all when the store holds that run only."""
+        runs = self._runs
+        if runs is not None and runs == (run_id,):
+            return "1", ()
+        return '"run_id" = ?', (run_id,)
+
+    def _tally(self, run_id: str, drop_status: str | None) -> RunTally:
+        if drop_status not in (None, "infra_error"):
+            raise _Doubt  # tally_ledger names the argument
+        for name in self._unknown:  # a column the ledger does not know, holding a value
+            where, args = self._where(run_id)
+            if (
+                self._one(
+                    f"SELECT 1 FROM attempts WHERE {where} AND {_q(name)} IS NOT NULL LIMIT 1", args
+                )
+                is not None
+            ):
+                raise _Doubt
+        self.run_ids()  # knowing the runs lets a store of one run be read without a condition
+        where, args = self._where(run_id)
+        everything = self._per_task(where, args)
+        leaked = everything["leak"] > 0
+        kept_rows = int(everything["n"][~leaked].sum())
+        status_rows = int(everything["infra"][~leaked].sum())
+        if kept_rows == 0:
+            raise TrialbookError(
+                f"run {run_id!r}: no attempts left to score after quarantine and drops"
+            )
+        drop = drop_status is not None and status_rows > 0
+        condition, cargs = where, args
+        if drop:
+            condition += " AND \"status\" IS NOT 'infra_error'"
+        leaked_tasks = [everything["task"][i] for i in np.flatnonzero(leaked).tolist()]
+        if leaked_tasks:
+            condition += ' AND "task_id" NOT IN (SELECT value FROM json_each(?))'
+            cargs = (*cargs, json.dumps(leaked_tasks))
+        counted = self._per_task(condition, cargs) if drop else _select(everything, ~leaked)
+        if not counted or counted["task"].size == 0:
+            raise TrialbookError(
+                f"run {run_id!r}: no attempts left to score after quarantine and drops"
+            )
+        emptied: tuple[str, ...] = ()
+        if drop:
+            left = set(counted["task"].tolist())
+            emptied = tuple(t for t in _select(everything, ~leaked)["task"] if t not in left)
+        # tasks in order of first appearance in the run (before any drop)
+        first_seen = dict(
+            zip(everything["task"].tolist(), everything["first_id"].tolist(), strict=True)
+        )
+        order = np.argsort([first_seen[t] for t in counted["task"].tolist()], kind="stable")
+        c = {k: v[order] for k, v in counted.items()}
+        task_ids = tuple(str(t) for t in c["task"].tolist())
+        n = c["n"].astype(np.int64)
+        rows = int(n.sum())
+        before = self._before_first_pass(c, condition, cargs)
+        quarantined: tuple[tuple[str, int], ...] = ()
+        if leaked_tasks:
+            quarantined = tuple(
+                sorted(
+                    (str(t), int(a))
+                    for t, a in self._all(
+                        f'SELECT "task_id", "attempt_index" FROM attempts WHERE {where} '
+                        'AND "oracle_leak" = 1',
+                        args,
+                    )
+                )
+            )
+        strata_order = np.argsort(c["first_id"], kind="stable")
+        strata = tuple(
+            dict.fromkeys(str(s) for s in c["stratum_lo"][strata_order].tolist() if s is not None)
+        )
+        floats = ['"elapsed_s"']
+        cost_rows = int(c["count_cost"].sum())
+        if cost_rows:
+            floats.append('"cost"')
+        values = self._floats(floats, condition, cargs, rows)
+        elapsed = values[0]
+        cost = values[1] if cost_rows else np.zeros(0)
+        score_rows = int(c["count_score"].sum())
+        score = self._score(task_ids, condition, cargs) if score_rows == rows else None
+
+        def known(name: str) -> Known:
+            return Known(int(c[f"sum_{name}"].sum()), int(c[f"count_{name}"].sum()))
+
+        def constant(name: str) -> Any:
+            return c[f"{name}_lo"][0] if c[f"count_{name}"][0] else None
+
+        completion = self._completion(run_id)
+        system, dataset = constant("system"), constant("dataset_id")
+        return RunTally(
+            run_id=run_id,
+            source=self._path,
+            provenance=self._provenance(run_id),
+            completion=completion,
+            system=None if system is None else str(system),
+            dataset_id=None if dataset is None else str(dataset),
+            k_budget=int(c["k_lo"][0]),
+            quarantined=quarantined,
+            leaked_tasks=tuple(str(t) for t in sorted(leaked_tasks, key=first_seen.__getitem__)),
+            status_rows=status_rows,
+            kept_rows=kept_rows,
+            emptied_tasks=emptied,
+            task_ids=task_ids,
+            attempts=n,
+            passes=c["passes"].astype(np.int64),
+            first_passed=(c["first2"].astype(np.int64) % 2) == 0,
+            before_first_pass=before,
+            timeouts=c["timeouts"].astype(np.int64),
+            timeouts_recorded=n,
+            infra_errors=c["infra"].astype(np.int64),
+            stratum=tuple(None if s is None else str(s) for s in c["stratum_lo"].tolist()),
+            weight=np.array(
+                [np.nan if w is None else float(w) for w in c["weight_lo"].tolist()],
+                dtype=np.float64,
+            ),
+            strata=strata,
+            passes_after_timeout=int(c["after_timeout"].sum()),
+            infra_rows=int(c["infra"].sum()),
+            helper_calls=Known(int(c["helper"].sum()), rows),
+            timed_out=Known(int(c["timeouts"].sum()), rows),
+            cache_hit=known("cache_hit"),
+            tool_calls=known("tool_calls"),
+            tokens_in=known("tokens_in"),
+            tokens_out=known("tokens_out"),
+            elapsed_s=elapsed,
+            cost=cost,
+            score=score,
+            score_rows=score_rows,
+        )
+
+    def _per_task(self, where: str, args: tuple[Any, ...]) -> dict[str, NDArray[Any]]:
+        """One GROUP BY over the rows: the aggregates, checked; _Doubt when a rule may be broken."""
+        present = self._present
+        # the run's constants as on one of its rows: every other row must hold the same
+        first = self._conn.execute(
+            "SELECT "
+            + ", ".join(_q(n) if n in present else "NULL" for n in _RUN_CONSTANT)
+            + f" FROM attempts WHERE {where} LIMIT 1",
+            args,
+        ).fetchone()
+        if first is None:
+            return {}
+        if not isinstance(first[0], int) or not 1 <= first[0] < 1 << _WIDTH:
+            raise _Doubt  # a budget of 4096 or more (or none) is read the precise way
+        doubts = [self._doubts] + [
+            f"{_q(n)} IS NOT {_literal(v)}"
+            for n, v in zip(_RUN_CONSTANT, first, strict=True)
+            if n in present
+        ]
+        exprs: list[tuple[str, str]] = [
+            ("task", '"task_id"'),
+            ("n", "count(*)"),
+            ("first_id", "min(id)"),
+            ("first2", 'min(2 * "attempt_index" + 1 - "passed")'),
+            ("first_pass", 'min(CASE WHEN "passed" THEN "attempt_index" END)'),
+            ("hi", 'max("attempt_index")'),
+        ]
+        for key, parts in _PACKED.items():
+            packed = " + ".join(
+                f"({expr} << {j * _WIDTH})"
+                for j, (name, expr) in enumerate(parts)
+                if all(c in present for c in _columns(expr))
+            )
+            exprs.append((key, f"sum({packed or '0'})"))
+        for name in _SUMS:
+            exprs.append((f"sum_{name}", f"total({_q(name)})" if name in present else "0"))
+        for name in _TASK_CONSTANT:
+            for suffix, fn in (("lo", "min"), ("hi", "max")):
+                exprs.append(
+                    (f"{name}_{suffix}", f"{fn}({_q(name)})" if name in present else "NULL")
+                )
+        exprs.append(("doubts", "sum(" + " OR ".join(doubts) + ")"))
+        if not self._unique:
+            exprs.append(("distinct", 'count(DISTINCT "attempt_index")'))
+        sql = (
+            f"SELECT {', '.join(e for _, e in exprs)} FROM attempts WHERE {where} "
+            'GROUP BY "run_id", "task_id"'  # one run: the order of the unique index, no sort
+        )
+        rows = self._all(sql, args)
+        cols = {
+            k: np.array(v, dtype=object)
+            for (k, _), v in zip(exprs, zip(*rows, strict=True), strict=True)
+        }
+        if int(cols["doubts"].sum()) or any(not str(t).strip() for t in cols["task"].tolist()):
+            raise _Doubt
+        n = cols["n"].astype(np.int64)
+        if not self._unique and (cols["distinct"].astype(np.int64) != n).any():
+            raise _Doubt  # a repeated attempt: the precise check names both rows
+        mask = (1 << _WIDTH) - 1
+        for key, parts in _PACKED.items():
+            packed = cols.pop(key).astype(np.int64)
+            for j, (name, _) in enumerate(parts):
+                cols[name] = (packed >> (j * _WIDTH)) & mask
+        for name in _SUMS:  # total() is a float: exact for whole numbers below 2**53
+            total = cols[f"sum_{name}"].astype(np.float64)
+            if (np.abs(total) >= 2.0**53).any():
+                raise _Doubt
+            cols[f"sum_{name}"] = total.astype(np.int64)
+        cols["helper"] = cols.pop("sum_helper_calls")
+        cols["lo"] = cols["first2"].astype(np.int64) // 2
+        cols["k_lo"] = np.full(n.size, first[0], dtype=np.int64)
+        for name, value in zip(_RUN_CONSTANT[1:], first[1:], strict=True):
+            cols[f"{name}_lo"] = np.full(n.size, value, dtype=object)
+            cols[f"count_{name}"] = n if value is not None else np.zeros(n.size, dtype=np.int64)
+        for name in _TASK_CONSTANT:
+            count = cols[f"count_{name}"]
+            if ((count != 0) & (count != n)).any() or (
+                cols[f"{name}_lo"] != cols[f"{name}_hi"]
+            ).any():
+                raise _Doubt  # recorded on some rows of a task only, or varying within it
+        cols["n"] = n
+        return cols
+
+    def _before_first_pass(
+        self, c: dict[str, NDArray[Any]], where: str, args: tuple[Any, ...]
+    ) -> NDArray[np.int64]:
+        """Per task, the attempts below its first passing attempt_index (-1: none passed). The
+        attempt indices of a task are distinct, so where they run without a gap the count is a
+        subtraction; a task with gaps is counted by a query of its own."""
+        n = c["n"].astype(np.int64)
+        out = np.full(n.size, -1, dtype=np.int64)
+        for i, (task, lo, hi, fp) in enumerate(
+            zip(
+                c["task"].tolist(),
+                c["lo"].tolist(),
+                c["hi"].tolist(),
+                c["first_pass"].tolist(),
+                strict=True,
+            )
+        ):
+            if fp is None:
+                continue
+            if hi - lo + 1 == n[i]:
+                out[i] = fp - lo
+            else:
+                out[i] = self._one(
+                    f'SELECT count(*) FROM attempts WHERE {where} AND "task_id" = ? '
+                    'AND "attempt_index" < ?',
+                    (*args, task, fp),
+                )
+        return out
+
+    def _floats(
+        self, names: Sequence[str], where: str, args: tuple[Any, ...], rows: int
+    ) -> list[NDArray[np.float64]]:
+        """Float columns (each >= 0 once checked) of the rows in row order, NULL as NaN, read
+        one number at a time into one array."""
+        # SQLite has no NaN: NULL comes as -1.0, which no checked value of these (each >= 0) is
+        picked = ", ".join(f"coalesce({name}, -1.0)" for name in names)
+        cur = self._conn.execute(f"SELECT {picked} FROM attempts WHERE {where} ORDER BY id", args)
+        flat = np.fromiter(
+            itertools.chain.from_iterable(cur) if len(names) > 1 else (v for (v,) in cur),
+            dtype=np.float64,
+            count=rows * len(names),
+        )
+        flat[flat == -1.0] = np.nan
+        return [np.ascontiguousarray(flat[j :: len(names)]) for j in range(len(names))]
+
+    def _score(
+        self, task_ids: tuple[str, ...], where: str, args: tuple[Any, ...]
+    ) -> NDArray[np.float64]:
+        """Per task, the sum of score in row order (as the in-memory tally adds them)."""
+        position = {t: i for i, t in enumerate(task_ids)}
+        rows = self._all(f'SELECT "task_id", "score" FROM attempts WHERE {where} ORDER BY id', args)
+        pos = np.fromiter((position[t] for t, _ in rows), dtype=np.intp, count=len(rows))
+        score = np.fromiter((s for _, s in rows), dtype=np.float64, count=len(rows))
+        return np.bincount(pos, weights=score, minlength=len(task_ids))
+
+    def _completion(self, run_id: str) -> Completion | None:
+        if self.store.schema_version < 2:
+            return None
+        status = self.store.run(run_id)
+        return None if status is None else completions([status]).get(run_id)
+
+    def _provenance(self, run_id: str) -> Any:
+        return self.store.provenance_of(run_id)
+
+    def _one(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
+        row = self._conn.execute(sql, args).fetchone()
+        return None if row is None else row[0]
+
+    def _all(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return self._conn.execute(sql, args).fetchall()
+
+
+def _select(cols: dict[str, NDArray[Any]], mask: NDArray[np.bool_]) -> dict[str, NDArray[Any]]:
+    return {k: v[mask] for k, v in cols.items()}
