@@ -32,8 +32,10 @@ from numpy.typing import NDArray
 from trialbook.errors import LedgerError, Problem, TrialbookError
 from trialbook.ledger._fields import FIELDS, STATUSES, Field
 from trialbook.ledger._provenance import Completion
+from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import Ledger
 from trialbook.ledger._tally import Known, RunTally, tally_ledger
+from trialbook.ledger.store._columns import covered, load_columns
 from trialbook.ledger.store._queries import completions
 from trialbook.ledger.store._schema import own_schema
 from trialbook.ledger.store._store import LedgerStore
@@ -262,13 +264,36 @@ class StoreTallies:
     def rows(self, run_id: str) -> Ledger:
         if self._orphans:
             return self._precise_whole().run(run_id)
-        return self._precise(run_id)
+        kept = self._kept(run_id)
+        return kept if kept is not None else self._precise(run_id)
+
+    def _kept(self, run_id: str) -> Ledger | None:
+        """The run from the columns the store kept of its rows (checked by the table's rules, as
+        a JSONL file of them is), or None when some row has none (then the table is read)."""
+        if self._unknown or self.store.schema_version < 7 or not covered(self._conn, run_id):
+            return None
+        provenance = self.store.provenance_of(run_id)
+        completion = self._completion(run_id)
+        ledger = load_columns(
+            self._conn,
+            run_id,
+            self._path,
+            {} if provenance is None else {run_id: provenance},
+            {} if completion is None else {run_id: completion},
+        )
+        problems = check_rules(ledger)
+        if problems:
+            raise LedgerError(problems)
+        return ledger
 
     # ------------------------------------------------------------------ tallies
 
     def tally(self, run_id: str, *, drop_status: str | None = None) -> RunTally:
         if self._orphans:
             return tally_ledger(self._precise_whole().run(run_id), run_id, drop_status=drop_status)
+        kept = self._kept(run_id)
+        if kept is not None:
+            return tally_ledger(kept, run_id, drop_status=drop_status)
         try:
             return self._tally(run_id, drop_status)
         except (_Doubt, sqlite3.DatabaseError):

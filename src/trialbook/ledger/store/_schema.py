@@ -239,6 +239,24 @@ ALTER TABLE runs ADD COLUMN tasks TEXT;
 ALTER TABLE runs ADD COLUMN selection TEXT;
 """
 
+# Schema 7: the validated columns of each batch of rows the store writes, run by run (one blob each:
+# the arrays' bytes and the labels of text codes), so that a run is read back without a Python object
+# per value; a run whose rows do not all have theirs is read from the attempts table.
+_V7 = """
+CREATE TABLE attempt_columns (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs(run_id),
+    rows INTEGER NOT NULL CHECK (rows > 0),
+    last_id INTEGER NOT NULL,
+    columns BLOB NOT NULL
+);
+CREATE INDEX attempt_columns_run ON attempt_columns (run_id, id);
+CREATE TRIGGER attempt_columns_no_update BEFORE UPDATE ON attempt_columns
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempt_columns rows are never updated'); END;
+CREATE TRIGGER attempt_columns_no_delete BEFORE DELETE ON attempt_columns
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempt_columns rows are never deleted'); END;
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
@@ -246,6 +264,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (4, "graded_after_timeout", _V4),
     (5, "imported runs: not_recorded, and the source of each import", _V5),
     (6, "run provenance: agent, graders, pass-env names, host, planned attempts, selection", _V6),
+    (7, "the validated columns of each batch of rows, for reading a run without a row loop", _V7),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -27,6 +27,7 @@ from trialbook.ledger._paths import ledger_file_problem
 from trialbook.ledger._provenance import Completion, Provenance
 from trialbook.ledger._rows import ledger_from_rows, ledger_tuples
 from trialbook.ledger._table import Ledger
+from trialbook.ledger.store._columns import keep_columns
 from trialbook.ledger.store._queries import completions, run_pass_at_1, run_tally
 from trialbook.ledger.store._read import read_attempts
 from trialbook.ledger.store._records import (
@@ -274,6 +275,7 @@ class LedgerStore:
         if problems:
             raise LedgerError(problems)
         conn.execute("SAVEPOINT rows")
+        (before,) = conn.execute("SELECT coalesce(max(id), 0) FROM attempts").fetchone()
         try:
             conn.executemany(INSERT, ledger_tuples(incoming, COLUMNS) if params is None else params)
         except sqlite3.IntegrityError as exc:
@@ -284,6 +286,8 @@ class LedgerStore:
             raise LedgerError(
                 problems or [Problem(0, f"refused by the ledger: {exc}", source)]
             ) from None
+        (after,) = conn.execute("SELECT max(id) FROM attempts").fetchone()
+        keep_columns(conn, incoming, int(before) + 1, int(after))
         return len(incoming)
 
     def _known(self, conn: sqlite3.Connection, run: str) -> bool:

@@ -1,0 +1,189 @@
+"""The columns of each batch of validated rows, kept beside the attempts table (schema 7).
+
+Every write of the store (an import, an append, one attempt of the harness) validates its rows into a
+:class:`Ledger` first; the store then keeps that Ledger's recorded columns, run by run, as one blob in
+``attempt_columns``: the raw bytes of each array (row ids, numbers, flags, text codes) and the labels
+the codes point into. Reading a run then takes its blobs, in order, and puts the arrays back together
+with no Python object per value (``np.frombuffer``): the same columns the rows' JSONL file would be
+read into, so the same rules check them and the same figures come out of them, to the bit.
+
+The blobs are a copy of what the attempts table holds, made only by the store itself: a run whose
+rows do not all have their blob (rows another tool inserted, or rows written before schema 7) is
+read from the table instead.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from trialbook.ledger._fields import FIELDS
+from trialbook.ledger._provenance import Completion, Provenance
+from trialbook.ledger._table import Ledger, unrecorded
+
+__all__ = ["covered", "keep_columns", "load_columns"]
+
+_MAGIC = b"TBC1"
+_ALIGN = 64
+_TEXT = {f.name for f in FIELDS if f.kind in ("str", "time")}
+
+
+def _pack(ledger: Ledger, ids: np.ndarray[Any, Any]) -> bytes:
+    """One blob: a JSON header (rows, each array's name, dtype and byte span, the labels), then the
+    arrays' bytes. Columns no row records (broadcast fills) are left out."""
+    arrays: list[tuple[str, np.ndarray[Any, Any]]] = [("id", np.ascontiguousarray(ids))]
+    labels: dict[str, list[str]] = {}
+    for f in FIELDS:
+        if f.name in _TEXT:
+            codes = ledger.codes[f.name]
+            if codes.strides == (0,) or not (codes >= 0).any():
+                continue
+            arrays.append((f.name, np.ascontiguousarray(codes, dtype=np.int64)))
+            labels[f.name] = list(ledger.labels[f.name])
+        else:
+            col = ledger.values[f.name]
+            if col.size and col.strides == (0,) and col.dtype.kind == "f" and math.isnan(col[0]):
+                continue
+            arrays.append((f.name, np.ascontiguousarray(col)))
+    # every array starts at a multiple of 64 bytes: an unaligned array would make numpy sum it
+    # through a buffer, in another order, and a float total would differ in its last bits
+    spans, offset, chunks = [], 0, []
+    for name, arr in arrays:
+        pad = -offset % _ALIGN
+        chunks += [b"\0" * pad, arr.data]
+        offset += pad
+        spans.append([name, arr.dtype.str, offset, arr.nbytes])
+        offset += arr.nbytes
+    header = json.dumps({"rows": len(ledger), "arrays": spans, "labels": labels}).encode()
+    header += b" " * (-(len(header) + 8) % _ALIGN)
+    return b"".join([_MAGIC, struct.pack("<I", len(header)), header, *chunks])
+
+
+def keep_columns(conn: sqlite3.Connection, ledger: Ledger, first_id: int, last_id: int) -> None:
+    """Keep the columns of ``ledger``, just inserted as rows ``first_id..last_id`` in its order,
+    one blob per run (inside the caller's transaction)."""
+    ids = np.arange(first_id, last_id + 1, dtype=np.int64)
+    if ids.size != len(ledger):
+        return  # not one contiguous span (never, with rowids): the table alone serves these rows
+    runs = ledger.codes["run_id"]
+    for code, run in enumerate(ledger.labels["run_id"]):
+        mask = runs == code
+        if not mask.any():
+            continue
+        part = ledger.subset(mask)
+        conn.execute(
+            "INSERT INTO attempt_columns (run_id, rows, last_id, columns) VALUES (?, ?, ?, ?)",
+            (run, len(part), int(ids[mask][-1]), _pack(part, ids[mask])),
+        )
+
+
+def covered(conn: sqlite3.Connection, run_id: str) -> bool:
+    """Whether every row of the run has its columns kept (and nothing else was added)."""
+    kept = conn.execute(
+        "SELECT coalesce(sum(rows), 0), max(last_id) FROM attempt_columns WHERE run_id = ?",
+        (run_id,),
+    ).fetchone()
+    if not kept[0]:
+        return False
+    stored = conn.execute(
+        "SELECT count(*), max(id) FROM attempts WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    return bool(tuple(kept) == tuple(stored))
+
+
+def _aligned(blob: bytes) -> Any:
+    """The blob's bytes in memory aligned to 64 bytes (a bytes object's are only to 16)."""
+    raw = np.empty(len(blob) + _ALIGN, dtype=np.uint8)
+    start = -raw.ctypes.data % _ALIGN
+    out = raw[start : start + len(blob)]
+    out[:] = np.frombuffer(blob, dtype=np.uint8)
+    return out
+
+
+def _unpack(blob: Any) -> tuple[int, dict[str, np.ndarray[Any, Any]], dict[str, list[str]]]:
+    if bytes(blob[:4]) != _MAGIC:
+        raise ValueError("not a column blob")
+    (size,) = struct.unpack("<I", bytes(blob[4:8]))
+    header = json.loads(bytes(blob[8 : 8 + size]))
+    base = 8 + size
+    arrays = {
+        name: np.frombuffer(blob, dtype=np.dtype(dtype), count=nbytes // np.dtype(dtype).itemsize,
+                            offset=base + offset)
+        for name, dtype, offset, nbytes in header["arrays"]
+    }  # fmt: skip
+    return int(header["rows"]), arrays, header["labels"]
+
+
+def load_columns(
+    conn: sqlite3.Connection,
+    run_id: str,
+    source: str,
+    provenance: dict[str, Provenance],
+    completion: dict[str, Completion],
+) -> Ledger:
+    """The kept columns of one run as a Ledger (not yet checked by the rules); line = row id."""
+    parts = [
+        _unpack(_aligned(blob))
+        for (blob,) in conn.execute(
+            "SELECT columns FROM attempt_columns WHERE run_id = ? ORDER BY id", (run_id,)
+        )
+    ]
+    rows = sum(p[0] for p in parts)
+    values: dict[str, Any] = {}
+    codes: dict[str, Any] = {}
+    labels: dict[str, tuple[str, ...]] = {}
+    for f in FIELDS:
+        if f.name in _TEXT:
+            codes[f.name], labels[f.name] = _merge_text(f.name, parts, rows)
+        else:
+            values[f.name] = _join([p[1].get(f.name) for p in parts], [p[0] for p in parts], f.kind)
+    lines = _join([p[1]["id"] for p in parts], [p[0] for p in parts], "int")
+    return Ledger(
+        source=source,
+        lines=lines,
+        values=values,
+        codes=codes,
+        labels=labels,
+        provenance=provenance,
+        completion=completion,
+    )
+
+
+def _join(arrays: Sequence[np.ndarray[Any, Any] | None], sizes: Sequence[int], kind: str) -> Any:
+    """One column from the batches' arrays (a batch without it did not record it: NaN)."""
+    if all(a is None for a in arrays):
+        return unrecorded(sum(sizes), math.nan)
+    if len(arrays) == 1:
+        return arrays[0]
+    del kind  # a required column is in every batch; an optional one is float64 (NaN) in each
+    filled = [np.full(n, np.nan) if a is None else a for a, n in zip(arrays, sizes, strict=True)]
+    return np.concatenate(filled)
+
+
+def _merge_text(
+    name: str,
+    parts: Sequence[tuple[int, dict[str, np.ndarray[Any, Any]], dict[str, list[str]]]],
+    rows: int,
+) -> tuple[Any, tuple[str, ...]]:
+    """Codes into one label list (in order of first appearance) from each batch's own labels."""
+    if all(name not in p[1] for p in parts):
+        return unrecorded(rows, -1), ()
+    if len(parts) == 1:
+        return parts[0][1][name], tuple(parts[0][2][name])
+    index: dict[str, int] = {}
+    out = []
+    for n, arrays, labels in parts:
+        if name not in arrays:
+            out.append(np.full(n, -1, dtype=np.int64))
+            continue
+        remap = np.array(
+            [index.setdefault(label, len(index)) for label in labels] + [-1], dtype=np.int64
+        )
+        out.append(remap[arrays[name]])  # code -1 picks the trailing -1
+    return np.concatenate(out), tuple(index)
