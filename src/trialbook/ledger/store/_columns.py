@@ -85,6 +85,10 @@ def keep_columns(conn: sqlite3.Connection, ledger: Ledger, first_id: int, last_i
 
 def covered(conn: sqlite3.Connection, run_id: str) -> bool:
     """Whether every row of the run has its columns kept (and nothing else was added)."""
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'attempt_columns'"
+    ).fetchone():
+        return False  # a table another tool made, marked with a schema version
     kept = conn.execute(
         "SELECT coalesce(sum(rows), 0), max(last_id) FROM attempt_columns WHERE run_id = ?",
         (run_id,),
