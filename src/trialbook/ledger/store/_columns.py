@@ -187,7 +187,8 @@ def _merge_text(
             out.append(np.full(n, -1, dtype=np.int64))
             continue
         remap = np.array(
-            [index.setdefault(label, len(index)) for label in labels] + [-1], dtype=np.int64
+            [index.setdefault(label, len(index)) for label in labels[name]] + [-1],
+            dtype=np.int64,
         )
         out.append(remap[arrays[name]])  # code -1 picks the trailing -1
     return np.concatenate(out), tuple(index)
