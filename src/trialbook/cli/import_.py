@@ -44,9 +44,9 @@ def import_(
     hashes, and what the source dropped. Rows are never overwritten: an attempt already in the
     ledger refuses the whole import.
     """
-    from trialbook.errors import LedgerError
+    from trialbook.errors import LedgerError, Problem
     from trialbook.importers import ImportOptions, read_source
-    from trialbook.ledger import import_files
+    from trialbook.ledger import Ledger, import_files
 
     if ledger_path.suffix.lower() != ".db":
         fail([f"--ledger: expected a .db file, got {str(ledger_path)!r}"])
@@ -61,7 +61,8 @@ def import_(
         bad = [p for p in paths if p.suffix.lower() != f".{source}"]
         if bad:
             fail([f"{p}: expected a .{source} file for 'trialbook import {source}'" for p in bad])
-        ledgers, problems = [], []
+        ledgers: list[Ledger] = []
+        problems: list[Problem] = []
         for p in paths:  # every file is read, so the count of problems covers them all
             try:
                 ledgers.append(read_source([p], source, ImportOptions(run_id=run_id)))

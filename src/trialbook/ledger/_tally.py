@@ -222,10 +222,10 @@ def tally_ledger(run: Ledger, run_id: str, *, drop_status: str | None = None) ->
     kept_rows = int(keep.sum())
     emptied: tuple[str, ...] = ()
     if drop_status is not None:
-        before = _count(task, keep, t) > 0
+        had = _count(task, keep, t) > 0
         keep = keep & ~infra
-        after = _count(task, keep, t) > 0
-        emptied = tuple(task_ids[i] for i in np.flatnonzero(before & ~after).tolist())
+        has = _count(task, keep, t) > 0
+        emptied = tuple(task_ids[i] for i in np.flatnonzero(had & ~has).tolist())
     if not keep.any():
         raise TrialbookError(
             f"run {run_id!r}: no attempts left to score after quarantine and drops"
@@ -267,7 +267,7 @@ def tally_ledger(run: Ledger, run_id: str, *, drop_status: str | None = None) ->
         elapsed = elapsed[~lacking["elapsed_s"]]
     score_rows = int((~np.isnan(rows.values["score"])).sum())
     score = (
-        np.bincount(pos, weights=rows.values["score"], minlength=k)
+        np.asarray(np.bincount(pos, weights=rows.values["score"], minlength=k), dtype=np.float64)
         if score_rows == len(rows)
         else None
     )

@@ -53,7 +53,9 @@ def _pack(ledger: Ledger, ids: np.ndarray[Any, Any]) -> bytes:
             arrays.append((f.name, np.ascontiguousarray(col)))
     # every array starts at a multiple of 64 bytes: an unaligned array would make numpy sum it
     # through a buffer, in another order, and a float total would differ in its last bits
-    spans, offset, chunks = [], 0, []
+    spans: list[list[Any]] = []
+    chunks: list[Any] = []
+    offset = 0
     for name, arr in arrays:
         pad = -offset % _ALIGN
         chunks += [b"\0" * pad, arr.data]

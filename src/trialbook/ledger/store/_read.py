@@ -187,10 +187,10 @@ def _row_problems(
             )
             bad.add(i)
     for i, names in missing.items():
-        listed = ", ".join(repr(m) for m in names)
+        shown = ", ".join(repr(m) for m in names)
         plural = "s" if len(names) > 1 else ""
         problems.append(
-            Problem(int(ids[i]), f"{prefix(i)}missing required field{plural} {listed}", src)
+            Problem(int(ids[i]), f"{prefix(i)}missing required field{plural} {shown}", src)
         )
         bad.add(i)
     return problems, bad

@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialbook.errors import LedgerError, Problem, TrialbookError
-from trialbook.ledger._fields import FIELDS, STATUSES, Field
+from trialbook.ledger._fields import FIELDS
 from trialbook.ledger._provenance import Completion
 from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import Ledger
@@ -38,153 +38,21 @@ from trialbook.ledger._tally import Known, RunTally, tally_ledger
 from trialbook.ledger.store._columns import covered, load_columns
 from trialbook.ledger.store._queries import completions
 from trialbook.ledger.store._schema import own_schema
+from trialbook.ledger.store._sql import (
+    PACKED,
+    RUN_CONSTANT,
+    SUMS,
+    TASK_CONSTANT,
+    WIDTH,
+    columns_in,
+    literal,
+    quoted,
+    row_doubts,
+    unique_key,
+)
 from trialbook.ledger.store._store import LedgerStore
 
 __all__ = ["StoreTallies"]
-
-_MAX_FLOAT = "1.7976931348623157e308"
-_EXACT = str(2**53)
-_TYPES = {
-    "str": "'text'",
-    "time": "'text'",
-    "int": "'integer'",
-    "bool": "'integer'",
-    "float": "'real', 'integer'",
-}
-# a timestamp the json-free precise check (datetime.fromisoformat, with a UTC offset) certainly
-# accepts: YYYY-MM-DDTHH:MM:SS, no fraction or 3 or 6 digits of one, then Z or +HH:MM / -HH:MM.
-_D = "[0-9]"
-_STAMP = f"{_D * 4}-{_D * 2}-{_D * 2}T{_D * 2}:{_D * 2}:{_D * 2}"
-_OFFSET = f"[+-]{_D * 2}:{_D * 2}"
-
-
-def _q(name: str) -> str:
-    return f'"{name}"'
-
-
-def _stamp_ok(col: str) -> str:
-    """SQL true when ``col`` is a timestamp of the strict form above with a real date and time."""
-    c = _q(col)
-    shape = " OR ".join(
-        f"{c} GLOB '{_STAMP}{frac}{tz}'"
-        for frac in ("", f".{_D * 3}", f".{_D * 6}")
-        for tz in ("Z", _OFFSET)
-    )
-    return (
-        f"(({shape}) AND substr({c}, 1, 4) <> '0000'"
-        f" AND strftime('%Y-%m-%dT%H:%M:%S', substr({c}, 1, 19)) = substr({c}, 1, 19)"
-        f" AND (substr({c}, -1) = 'Z' OR (CAST(substr({c}, -5, 2) AS INTEGER) < 24"
-        f" AND CAST(substr({c}, -2) AS INTEGER) < 60)))"
-    )
-
-
-def _row_doubts(present: set[str], trusted: bool) -> str:
-    """SQL true (1) for a row that breaks, or may break, a row-level rule."""
-    doubts: list[str] = []
-    for f in FIELDS:
-        if f.name not in present:
-            continue
-        c = _q(f.name)
-        if not trusted:
-            doubts.extend(_type_doubts(f))
-        # the CHECKs of the store's own table hold these at >= 0 (score at <= 1): no abs() there
-        nonnegative = trusted and f.low is not None
-        if f.kind == "float" and not (trusted and f.high is not None):
-            doubts.append(f"{c} > {_MAX_FLOAT}" if nonnegative else f"abs({c}) > {_MAX_FLOAT}")
-        if f.kind == "int" and not f.required:
-            doubts.append(f"{c} > {_EXACT}" if nonnegative else f"abs({c}) > {_EXACT}")
-    gat = '"graded_after_timeout" IS 1' if "graded_after_timeout" in present else "0"
-    doubts += [
-        f'"passed" AND "timed_out" AND NOT ({gat})',
-        '"attempt_index" >= "k_budget"',
-        "trim(\"task_id\", ' ' || char(9, 10, 11, 12, 13)) = ''",
-    ]
-    if "status" in present:
-        known = ", ".join(f"'{s}'" for s in STATUSES)
-        doubts.append(
-            f'"status" IS NOT NULL AND ("status" NOT IN ({known})'
-            ' OR "passed" <> ("status" = \'passed\')'
-            ' OR ("timed_out" <> ("status" = \'timed_out\')'
-            f' AND NOT ("passed" AND "timed_out" AND {gat})))'
-        )
-    for name in ("started_at", "finished_at"):
-        if name in present:
-            doubts.append(f'"{name}" IS NOT NULL AND coalesce({_stamp_ok(name)}, 0) = 0')
-    if {"started_at", "finished_at"} <= present:
-        # an instant within a millisecond of the start is left to the precise check
-        doubts.append('coalesce(julianday("finished_at") < julianday("started_at") + 1e-8, 0)')
-    if "not_recorded" in present:
-        doubts.append('"not_recorded" IS NOT NULL')  # read the precise way (as JSONL is)
-    return " OR ".join(f"coalesce({d}, 0)" for d in doubts)  # each is non-NULL when it flags
-
-
-def _type_doubts(f: Field) -> list[str]:
-    c = _q(f.name)
-    out = [f"typeof({c}) NOT IN ({_TYPES[f.kind]}, 'null')"]
-    if f.required:
-        out.append(f"{c} IS NULL")
-    if f.kind == "bool":
-        out.append(f"{c} NOT IN (0, 1)")
-    if f.low is not None:
-        out.append(f"{c} <= {f.low}" if f.low_open else f"{c} < {f.low}")
-    if f.high is not None:
-        out.append(f"{c} > {f.high}")
-    return out
-
-
-def _unique_key(conn: sqlite3.Connection) -> bool:
-    """Whether a unique index forbids two rows of one (run_id, task_id, attempt_index)."""
-    key = {"run_id", "task_id", "attempt_index"}
-    for index in conn.execute("PRAGMA index_list(attempts)").fetchall():
-        if index[2] and not (len(index) > 4 and index[4]):  # unique, not partial
-            cols = {r[2] for r in conn.execute(f"PRAGMA index_info({_q(index[1])})")}
-            if cols and cols <= key:
-                return True
-    return False
-
-
-# Per-task counts are at most k_budget (attempt indices are distinct and below it), so below
-# 2**12 five of them travel packed in one 64-bit sum: one aggregate instead of five.
-_WIDTH = 12
-_PACKED = {
-    "flags": (
-        ("passes", '"passed"'),
-        ("timeouts", '"timed_out"'),
-        ("infra", "(\"status\" IS 'infra_error')"),
-        ("after_timeout", '("passed" AND "timed_out")'),
-        ("leak", '"oracle_leak"'),
-    ),
-    "recorded": (
-        ("count_tokens_in", '("tokens_in" IS NOT NULL)'),
-        ("count_tokens_out", '("tokens_out" IS NOT NULL)'),
-        ("count_cost", '("cost" IS NOT NULL)'),
-        ("count_score", '("score" IS NOT NULL)'),
-        ("count_tool_calls", '("tool_calls" IS NOT NULL)'),
-    ),
-    "more": (
-        ("count_cache_hit", '("cache_hit" IS NOT NULL)'),
-        ("sum_cache_hit", 'coalesce("cache_hit", 0)'),
-        ("count_stratum", '("stratum" IS NOT NULL)'),
-        ("count_weight", '("weight" IS NOT NULL)'),
-    ),
-}
-_SUMS = ("helper_calls", "tool_calls", "tokens_in", "tokens_out")
-_RUN_CONSTANT = ("k_budget", "system", "dataset_id", "graded_after_timeout")
-_TASK_CONSTANT = ("stratum", "weight")
-
-
-def _columns(expr: str) -> list[str]:
-    """The quoted column names in an SQL expression."""
-    return expr.split('"')[1::2]
-
-
-def _literal(value: object) -> str:
-    """A value of a row as an SQL literal (NULL, a number, or a quoted text)."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, int | float):
-        return repr(value)
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 class _Doubt(Exception):
@@ -208,8 +76,8 @@ class StoreTallies:
             self._present = {f.name for f in FIELDS} & set(columns)
             self._unknown = sorted(set(columns) - self._present - {"id"})
             self._trusted = own_schema(conn, version)
-            self._unique = _unique_key(conn)
-            self._doubts = _row_doubts(self._present, self._trusted)
+            self._unique = unique_key(conn)
+            self._doubts = row_doubts(self._present, self._trusted)
             if conn.execute("SELECT 1 FROM attempts LIMIT 1").fetchone() is None:
                 raise LedgerError([Problem(0, "the ledger holds no attempts", self._path)])
             # a row without its run: the whole file is read the precise way, which names it
@@ -329,7 +197,8 @@ class StoreTallies:
             where, args = self._where(run_id)
             if (
                 self._one(
-                    f"SELECT 1 FROM attempts WHERE {where} AND {_q(name)} IS NOT NULL LIMIT 1", args
+                    f"SELECT 1 FROM attempts WHERE {where} AND {quoted(name)} IS NOT NULL LIMIT 1",
+                    args,
                 )
                 is not None
             ):
@@ -452,17 +321,17 @@ class StoreTallies:
         # the run's constants as on one of its rows: every other row must hold the same
         first = self._conn.execute(
             "SELECT "
-            + ", ".join(_q(n) if n in present else "NULL" for n in _RUN_CONSTANT)
+            + ", ".join(quoted(n) if n in present else "NULL" for n in RUN_CONSTANT)
             + f" FROM attempts WHERE {where} LIMIT 1",
             args,
         ).fetchone()
         if first is None:
             return {}
-        if not isinstance(first[0], int) or not 1 <= first[0] < 1 << _WIDTH:
+        if not isinstance(first[0], int) or not 1 <= first[0] < 1 << WIDTH:
             raise _Doubt  # a budget of 4096 or more (or none) is read the precise way
         doubts = [self._doubts] + [
-            f"{_q(n)} IS NOT {_literal(v)}"
-            for n, v in zip(_RUN_CONSTANT, first, strict=True)
+            f"{quoted(n)} IS NOT {literal(v)}"
+            for n, v in zip(RUN_CONSTANT, first, strict=True)
             if n in present
         ]
         exprs: list[tuple[str, str]] = [
@@ -473,19 +342,19 @@ class StoreTallies:
             ("first_pass", 'min(CASE WHEN "passed" THEN "attempt_index" END)'),
             ("hi", 'max("attempt_index")'),
         ]
-        for key, parts in _PACKED.items():
+        for key, parts in PACKED.items():
             packed = " + ".join(
-                f"({expr} << {j * _WIDTH})"
+                f"({expr} << {j * WIDTH})"
                 for j, (name, expr) in enumerate(parts)
-                if all(c in present for c in _columns(expr))
+                if all(c in present for c in columns_in(expr))
             )
             exprs.append((key, f"sum({packed or '0'})"))
-        for name in _SUMS:
-            exprs.append((f"sum_{name}", f"total({_q(name)})" if name in present else "0"))
-        for name in _TASK_CONSTANT:
+        for name in SUMS:
+            exprs.append((f"sum_{name}", f"total({quoted(name)})" if name in present else "0"))
+        for name in TASK_CONSTANT:
             for suffix, fn in (("lo", "min"), ("hi", "max")):
                 exprs.append(
-                    (f"{name}_{suffix}", f"{fn}({_q(name)})" if name in present else "NULL")
+                    (f"{name}_{suffix}", f"{fn}({quoted(name)})" if name in present else "NULL")
                 )
         exprs.append(("doubts", "sum(" + " OR ".join(doubts) + ")"))
         if not self._unique:
@@ -504,12 +373,12 @@ class StoreTallies:
         n = cols["n"].astype(np.int64)
         if not self._unique and (cols["distinct"].astype(np.int64) != n).any():
             raise _Doubt  # a repeated attempt: the precise check names both rows
-        mask = (1 << _WIDTH) - 1
-        for key, parts in _PACKED.items():
-            packed = cols.pop(key).astype(np.int64)
+        mask = (1 << WIDTH) - 1
+        for key, parts in PACKED.items():
+            bits = cols.pop(key).astype(np.int64)
             for j, (name, _) in enumerate(parts):
-                cols[name] = (packed >> (j * _WIDTH)) & mask
-        for name in _SUMS:  # total() is a float: exact for whole numbers below 2**53
+                cols[name] = (bits >> (j * WIDTH)) & mask
+        for name in SUMS:  # total() is a float: exact for whole numbers below 2**53
             total = cols[f"sum_{name}"].astype(np.float64)
             if (np.abs(total) >= 2.0**53).any():
                 raise _Doubt
@@ -517,10 +386,10 @@ class StoreTallies:
         cols["helper"] = cols.pop("sum_helper_calls")
         cols["lo"] = cols["first2"].astype(np.int64) // 2
         cols["k_lo"] = np.full(n.size, first[0], dtype=np.int64)
-        for name, value in zip(_RUN_CONSTANT[1:], first[1:], strict=True):
+        for name, value in zip(RUN_CONSTANT[1:], first[1:], strict=True):
             cols[f"{name}_lo"] = np.full(n.size, value, dtype=object)
             cols[f"count_{name}"] = n if value is not None else np.zeros(n.size, dtype=np.int64)
-        for name in _TASK_CONSTANT:
+        for name in TASK_CONSTANT:
             count = cols[f"count_{name}"]
             if ((count != 0) & (count != n)).any() or (
                 cols[f"{name}_lo"] != cols[f"{name}_hi"]
@@ -582,7 +451,7 @@ class StoreTallies:
         rows = self._all(f'SELECT "task_id", "score" FROM attempts WHERE {where} ORDER BY id', args)
         pos = np.fromiter((position[t] for t, _ in rows), dtype=np.intp, count=len(rows))
         score = np.fromiter((s for _, s in rows), dtype=np.float64, count=len(rows))
-        return np.bincount(pos, weights=score, minlength=len(task_ids))
+        return np.asarray(np.bincount(pos, weights=score, minlength=len(task_ids)), np.float64)
 
     def _completion(self, run_id: str) -> Completion | None:
         if self.store.schema_version < 2:

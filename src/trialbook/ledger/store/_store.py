@@ -227,7 +227,7 @@ class LedgerStore:
         """Append validated ledgers (e.g. read from files) in one transaction, creating each run
         the store lacks from what its rows agree on. All files or none."""
         with self._write() as conn:
-            count, problems = 0, []
+            count, problems = 0, list[Problem]()
             for ledger in ledgers:  # every file is checked, so one pass names every problem
                 try:
                     count += self._insert(conn, ledger, origin=f"import {ledger.source}")
