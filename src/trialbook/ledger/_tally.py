@@ -176,8 +176,11 @@ def _in_run_order(ledger: Ledger) -> tuple[tuple[str, ...], NDArray[np.intp]]:
     """Task ids in order of first appearance in these rows, and each row's position among them."""
     codes = ledger.codes["task_id"]
     labels = ledger.labels["task_id"]
-    present, first = np.unique(codes, return_index=True)
-    ordered = present[np.argsort(first, kind="stable")]
+    # each code's first row in linear time: assigned in reverse, the first occurrence writes last
+    first = np.full(len(labels), codes.size, dtype=np.int64)
+    first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)
+    present = np.flatnonzero(first < codes.size)
+    ordered = present[np.argsort(first[present], kind="stable")]
     position = np.empty(len(labels), dtype=np.intp)
     position[ordered] = np.arange(ordered.size)
     return tuple(labels[c] for c in ordered.tolist()), position[codes]
