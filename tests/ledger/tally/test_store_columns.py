@@ -124,3 +124,21 @@ def test_one_run_of_many_scores_as_a_store_of_that_run_alone(tmp_path: Path) -> 
     import_files(many, [read_ledger(_jsonl(tmp_path / "many.jsonl", mixed))])
     import_files(alone, [read_ledger(_jsonl(tmp_path / "alone.jsonl", runs["r2"]))])
     assert _doc(many, "r2") == _doc(alone)
+
+
+def test_a_large_batch_is_kept_in_parts_and_read_back_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import trialbook.ledger.store._columns as columns
+
+    monkeypatch.setattr(columns, "_PART", 7)  # SQLite refuses a blob over 1 GB: parts, not one
+    rows = _rows("r", tasks=5, k=4) + _rows("s", tasks=3, k=2)
+    db = tmp_path / "l.db"
+    import_files(db, [read_ledger(_jsonl(tmp_path / "l.jsonl", rows))])
+    conn = sqlite3.connect(db)
+    kept = conn.execute("SELECT run_id, rows, last_id FROM attempt_columns ORDER BY id").fetchall()
+    conn.close()
+    assert kept == [("r", 7, 7), ("r", 7, 14), ("r", 6, 20), ("s", 6, 26)]
+    monkeypatch.setattr(StoreTallies, "_tally", lambda *_: pytest.fail("the SQL path was taken"))
+    for run in ("r", "s"):
+        assert _doc(db, run) == _doc(tmp_path / "l.jsonl", run)

@@ -31,6 +31,7 @@ __all__ = ["covered", "keep_columns", "load_columns"]
 
 _MAGIC = b"TBC1"
 _ALIGN = 64
+_PART = 1 << 19
 _TEXT = {f.name for f in FIELDS if f.kind in ("str", "time")}
 
 
@@ -75,14 +76,16 @@ def keep_columns(conn: sqlite3.Connection, ledger: Ledger, first_id: int, last_i
         return  # not one contiguous span (never, with rowids): the table alone serves these rows
     runs = ledger.codes["run_id"]
     for code, run in enumerate(ledger.labels["run_id"]):
-        mask = runs == code
-        if not mask.any():
-            continue
-        part = ledger.subset(mask)
-        conn.execute(
-            "INSERT INTO attempt_columns (run_id, rows, last_id, columns) VALUES (?, ?, ?, ?)",
-            (run, len(part), int(ids[mask][-1]), _pack(part, ids[mask])),
-        )
+        rows = np.flatnonzero(runs == code)
+        # a blob holds at most _PART rows (SQLite refuses a value over 1 GB, and a smaller one
+        # keeps the memory of a write bounded)
+        for start in range(0, rows.size, _PART):
+            at = rows[start : start + _PART]
+            part = ledger if at.size == len(ledger) else ledger.subset(at)
+            conn.execute(
+                "INSERT INTO attempt_columns (run_id, rows, last_id, columns) VALUES (?, ?, ?, ?)",
+                (run, int(at.size), int(ids[at[-1]]), _pack(part, ids[at])),
+            )
 
 
 def covered(conn: sqlite3.Connection, run_id: str) -> bool:
