@@ -353,7 +353,11 @@ def score_tallies(
     source: Tallies, *, run: str | None = None, options: ScoreOptions | None = None
 ) -> ScoreReport:
     """Score every run of a ledger asked for its tallies run by run (or only ``run``): the
-    in-memory :class:`Ledger`, or the SQLite store, which answers with ``GROUP BY`` queries."""
+    in-memory :class:`Ledger`, or the SQLite store (its kept columns, or ``GROUP BY`` queries).
+
+    A figure that needs the attempts themselves, in order (budget replay), reads them with
+    ``source.rows(run_id)``: the run's validated :class:`Ledger`, with its whole query API.
+    """
     options = options or ScoreOptions()
     _validate_options(options)
     if run is not None:
