@@ -131,7 +131,9 @@ def test_a_large_batch_is_kept_in_parts_and_read_back_whole(
 ) -> None:
     import trialbook.ledger.store._columns as columns
 
-    monkeypatch.setattr(columns, "_PART", 7)  # SQLite refuses a blob over 1 GB: parts, not one
+    # SQLite refuses a blob over 1 GB: a large batch is kept in parts (here of 7 rows: 67 bytes
+    # each, the id and the 10 recorded fields: 7 of 8 bytes, 3 flags of 1)
+    monkeypatch.setattr(columns, "_PART", 7 * 67)
     rows = _rows("r", tasks=5, k=4) + _rows("s", tasks=3, k=2)
     db = tmp_path / "l.db"
     import_files(db, [read_ledger(_jsonl(tmp_path / "l.jsonl", rows))])

@@ -31,27 +31,37 @@ __all__ = ["covered", "keep_columns", "load_columns"]
 
 _MAGIC = b"TBC1"
 _ALIGN = 64
-_PART = 1 << 19
+_PART = 1 << 28
 _TEXT = {f.name for f in FIELDS if f.kind in ("str", "time")}
 
 
-def _pack(ledger: Ledger, ids: np.ndarray[Any, Any]) -> bytes:
-    """One blob: a JSON header (rows, each array's name, dtype and byte span, the labels), then the
-    arrays' bytes. Columns no row records (broadcast fills) are left out."""
-    arrays: list[tuple[str, np.ndarray[Any, Any]]] = [("id", np.ascontiguousarray(ids))]
-    labels: dict[str, list[str]] = {}
+def _recorded(ledger: Ledger) -> list[str]:
+    """The fields some row records (a column of only NaN or only -1 codes is left out: it reads
+    back as not recorded, the same values)."""
+    names = []
     for f in FIELDS:
         if f.name in _TEXT:
             codes = ledger.codes[f.name]
-            if codes.strides == (0,) or not (codes >= 0).any():
-                continue
-            arrays.append((f.name, np.ascontiguousarray(codes, dtype=np.int64)))
-            labels[f.name] = list(ledger.labels[f.name])
+            if codes.strides != (0,) and (codes >= 0).any():
+                names.append(f.name)
         else:
             col = ledger.values[f.name]
-            if col.size and col.strides == (0,) and col.dtype.kind == "f" and math.isnan(col[0]):
-                continue
-            arrays.append((f.name, np.ascontiguousarray(col)))
+            if col.dtype.kind != "f" or (col.strides != (0,) and not np.isnan(col).all()):
+                names.append(f.name)
+    return names
+
+
+def _pack(ledger: Ledger, ids: np.ndarray[Any, Any], names: list[str]) -> bytes:
+    """One blob: a JSON header (rows, each array's name, dtype and byte span, the labels), then the
+    arrays' bytes, of the fields ``names`` (those some row records)."""
+    arrays: list[tuple[str, np.ndarray[Any, Any]]] = [("id", np.ascontiguousarray(ids))]
+    labels: dict[str, list[str]] = {}
+    for name in names:
+        if name in _TEXT:
+            arrays.append((name, np.ascontiguousarray(ledger.codes[name], dtype=np.int64)))
+            labels[name] = list(ledger.labels[name])
+        else:
+            arrays.append((name, np.ascontiguousarray(ledger.values[name])))
     # every array starts at a multiple of 64 bytes: an unaligned array would make numpy sum it
     # through a buffer, in another order, and a float total would differ in its last bits
     spans: list[list[Any]] = []
@@ -77,14 +87,19 @@ def keep_columns(conn: sqlite3.Connection, ledger: Ledger, first_id: int, last_i
     runs = ledger.codes["run_id"]
     for code, run in enumerate(ledger.labels["run_id"]):
         rows = np.flatnonzero(runs == code)
-        # a blob holds at most _PART rows (SQLite refuses a value over 1 GB, and a smaller one
-        # keeps the memory of a write bounded)
-        for start in range(0, rows.size, _PART):
-            at = rows[start : start + _PART]
+        # a blob holds at most _PART bytes of arrays (SQLite refuses a value over 1 GB); one
+        # blob per run is read back without a copy, several are put together
+        names = _recorded(ledger)
+        per_row = 8 + sum(
+            8 if n in _TEXT else ledger.values[n].itemsize for n in names
+        )  # fmt: skip
+        step = max(1, _PART // per_row)
+        for start in range(0, rows.size, step):
+            at = rows[start : start + step]
             part = ledger if at.size == len(ledger) else ledger.subset(at)
             conn.execute(
                 "INSERT INTO attempt_columns (run_id, rows, last_id, columns) VALUES (?, ?, ?, ?)",
-                (run, int(at.size), int(ids[at[-1]]), _pack(part, ids[at])),
+                (run, int(at.size), int(ids[at[-1]]), _pack(part, ids[at], names)),
             )
 
 
@@ -106,13 +121,11 @@ def covered(conn: sqlite3.Connection, run_id: str) -> bool:
     return bool(tuple(kept) == tuple(stored))
 
 
-def _aligned(blob: bytes) -> Any:
-    """The blob's bytes in memory aligned to 64 bytes (a bytes object's are only to 16)."""
-    raw = np.empty(len(blob) + _ALIGN, dtype=np.uint8)
-    start = -raw.ctypes.data % _ALIGN
-    out = raw[start : start + len(blob)]
-    out[:] = np.frombuffer(blob, dtype=np.uint8)
-    return out
+def _aligned(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The array itself (a view into the blob, no copy) when its items are aligned in memory, as
+    they are at 64-byte offsets into a bytes object; else an aligned copy. numpy sums an unaligned
+    array through a buffer, in another order, and a float total would differ in its last bits."""
+    return array if array.flags.aligned else array.copy()
 
 
 def _unpack(blob: Any) -> tuple[int, dict[str, np.ndarray[Any, Any]], dict[str, list[str]]]:
@@ -122,8 +135,8 @@ def _unpack(blob: Any) -> tuple[int, dict[str, np.ndarray[Any, Any]], dict[str, 
     header = json.loads(bytes(blob[8 : 8 + size]))
     base = 8 + size
     arrays = {
-        name: np.frombuffer(blob, dtype=np.dtype(dtype), count=nbytes // np.dtype(dtype).itemsize,
-                            offset=base + offset)
+        name: _aligned(np.frombuffer(blob, dtype=np.dtype(dtype),
+                                     count=nbytes // np.dtype(dtype).itemsize, offset=base + offset))
         for name, dtype, offset, nbytes in header["arrays"]
     }  # fmt: skip
     return int(header["rows"]), arrays, header["labels"]
@@ -138,7 +151,7 @@ def load_columns(
 ) -> Ledger:
     """The kept columns of one run as a Ledger (not yet checked by the rules); line = row id."""
     parts = [
-        _unpack(_aligned(blob))
+        _unpack(bytes(blob))
         for (blob,) in conn.execute(
             "SELECT columns FROM attempt_columns WHERE run_id = ? ORDER BY id", (run_id,)
         )
