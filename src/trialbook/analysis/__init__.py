@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         TaskDifference,
         compare_runs,
     )
+    from trialbook.analysis._failures import Failures
     from trialbook.analysis._faults import FaultRow, FaultTable
     from trialbook.analysis._plan import plan_from_options
     from trialbook.analysis._results import (
@@ -51,6 +52,7 @@ __all__ = [
     "BudgetRow",
     "CompareOptions",
     "Comparison",
+    "Failures",
     "FaultRow",
     "FaultTable",
     "IntervalMethod",
@@ -82,6 +84,7 @@ _LAZY = {
     ),
     **dict.fromkeys(("FaultRow", "FaultTable"), "_faults"),
     "SelectionSummary": "_selection",
+    "Failures": "_failures",
     **dict.fromkeys(
         (
             "CompareOptions",

@@ -199,7 +199,9 @@ def _pick_run(ledger: Ledger, run: str | None, spec: str) -> str:
             )
         return runs[0]
     if run not in runs:
-        raise ArgumentError(f"{spec}: run {run!r} is not in {ledger.source}")
+        shown = ", ".join(repr(r) for r in runs[:10])
+        more = f" and {len(runs) - 10} more" if len(runs) > 10 else ""
+        raise ArgumentError(f"{spec}: run {run!r} is not in {ledger.source} (runs: {shown}{more})")
     return run
 
 

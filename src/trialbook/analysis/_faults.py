@@ -20,13 +20,13 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook.analysis._failures import OUTCOMES, outcome_masks
 from trialbook.ledger import Ledger, TaskTable
 
 __all__ = ["FAULT_KINDS", "FaultKind", "FaultRow", "FaultTable", "fault_kind", "fault_table"]
 
 FaultKind = Literal["fault", "regression"]
 FAULT_KINDS: tuple[FaultKind, ...] = ("fault", "regression")
-OUTCOMES = ("passed", "failed", "timed_out", "infra_error")
 
 
 def fault_kind(stratum: str | None) -> tuple[FaultKind, str] | None:
@@ -94,12 +94,7 @@ def fault_table(rows: Ledger) -> FaultTable | None:
     if len(rows) == 0:
         return None
     groups = rows.tasks()
-    passed = rows.column("passed")
-    infra = rows.has_status("infra_error")
-    timed = rows.column("timed_out") & ~passed & ~infra
-    failed = ~passed & ~timed & ~infra
-    flags = {"passed": passed, "failed": failed, "timed_out": timed, "infra_error": infra}
-    per = {name: groups.count(flag) for name, flag in flags.items()}
+    per = {name: groups.count(flag) for name, flag in outcome_masks(rows).items()}
     keys: dict[tuple[FaultKind, str], list[int]] = {}
     for i, stratum in enumerate(groups.stratum):
         marked = fault_kind(stratum)

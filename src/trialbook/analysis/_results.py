@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from trialbook.analysis._estimate import MetricEstimate
+from trialbook.analysis._failures import Failures
 from trialbook.analysis._faults import FaultTable
 from trialbook.analysis._selection import SelectionSummary
 from trialbook.ledger import Completion, Provenance
@@ -127,6 +128,8 @@ class RunScore:
     planned); None where the ledger does not say (a JSONL or CSV file, an imported run)."""
     selection: SelectionSummary | None = None
     """Pool coverage, delivered success and selector misses, where rows record ``selected``."""
+    failures: Failures | None = None
+    """The attempts that did not pass, by outcome and by recorded error."""
     faults: FaultTable | None = None
     """Fault type x outcome of the fault-case tasks (stratum ``fault:<type>`` or
     ``regression:<type>``), which the headline and every other figure leave out; None if none."""

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook.analysis._failures import failure_breakdown
 from trialbook.analysis._faults import fault_table, split_faults
 from trialbook.analysis._kept import Kept
 from trialbook.analysis._options import IntervalOptions
@@ -390,6 +391,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
             groups,
             lambda v, names: _metric_set(v, names, None, options, float(v.shape[0]))[0],
         ),
+        failures=failure_breakdown(rows),
         faults=fault_table(kept.fault_rows),
     )
 

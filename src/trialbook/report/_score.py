@@ -97,6 +97,7 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
         },
         "notes": list(run.notes),
         "selection": _selection_dict(run),
+        "failures": None if run.failures is None else asdict(run.failures),
         "faults": _faults_dict(run),
         "completion": None
         if run.completion is None
