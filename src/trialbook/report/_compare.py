@@ -206,8 +206,12 @@ def _fold(summary: str, body: list[str]) -> list[str]:
 
 
 def compare_text(c: Comparison, *, markdown: bool = False) -> str:
-    """The comparison as text: markdown (:func:`compare_markdown`) or the terminal view without
-    colour at 100 columns."""
+    """The comparison as text: markdown (:func:`compare_markdown`), or the terminal view without
+    colour and unwrapped (each line whole, for the caller's console or file to wrap at spaces)."""
     if markdown:
         return compare_markdown(c)
-    return render_plain(compare_table(c), width=100)
+    return render_plain(compare_table(c), width=UNWRAPPED)
+
+
+UNWRAPPED = 10_000
+"""A width no line reaches: free text stays one line, tables keep their natural width."""
