@@ -117,6 +117,7 @@ def test_python_dash_m_runs_the_command_line(module: str) -> None:
 def test_the_command_line_has_exactly_the_documented_commands() -> None:
     assert set(main.commands) == {
         "score",
+        "budget",
         "compare",
         "plan",
         "passk",

@@ -2,6 +2,8 @@
 
 The policy, in one place:
 - Rows flagged ``oracle_leak`` are quarantined: counted and listed, never scored.
+- Fault-injection and regression-set cases (stratum ``fault:<type>`` / ``regression:<type>``,
+  ``_faults``) have their own table and never enter the headline or any rate.
 - Infrastructure errors count as failures unless ``drop_infra_errors``; either way the report says so.
 - Per task: n attempts and c passes; pass@k and pass^k per task, then the mean over tasks with equal
   weight (default) or the suite's declared weights. k above some task's n is an error naming the tasks.
@@ -18,6 +20,9 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook.analysis._failures import failures_of
+from trialbook.analysis._faults import fault_note, fault_strata, fault_table, fault_task_mask
+from trialbook.analysis._kept import Kept
 from trialbook.analysis._options import IntervalOptions
 from trialbook.analysis._results import (
     AcrossRuns,
@@ -28,6 +33,7 @@ from trialbook.analysis._results import (
     TaskScore,
     Weighting,
 )
+from trialbook.analysis._selection import SelectionSummary, selection_summary
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
 from trialbook.ledger import Ledger, RunTally, Tallies, TallyOfLedger, open_tallies
 from trialbook.stats import (
@@ -42,7 +48,7 @@ from trialbook.stats import (
     wilson_task_interval,
 )
 
-__all__ = ["FEW_TASKS", "ScoreOptions", "score_file", "score_ledger", "score_tallies"]
+__all__ = ["FEW_TASKS", "ScoreOptions", "kept_rows", "score_file", "score_ledger", "score_tallies"]
 
 FEW_TASKS = 10
 """Below this many tasks every format says the interval is not reliable (docs/statistics.md)."""
@@ -107,8 +113,33 @@ def _short_tasks_error(
     )
 
 
-def _score_run(tally: RunTally, options: ScoreOptions) -> RunScore:
-    run_id = tally.run_id
+def _headline(
+    source: Tallies, run_id: str, options: ScoreOptions
+) -> tuple[RunTally, Ledger | None]:
+    """The run tallied as its headline scores it, and the attempts of its fault cases (None when
+    it has none): the one place of the row policy (quarantine, fault cases, infrastructure
+    errors) that score, budget replay and selection share."""
+    drop = "infra_error" if options.drop_infra_errors else None
+    tally = source.tally(run_id, drop_status=drop)
+    aside = fault_strata(tally.strata)
+    if not aside:
+        return tally, None
+    rows = source.rows(run_id)
+    groups = rows.tasks()
+    leaked = groups.count(rows.column("oracle_leak")) > 0
+    faulty = fault_task_mask(groups) & ~leaked
+    if not (~faulty & ~leaked).any():
+        raise TrialbookError(
+            f"run {run_id!r}: no attempts left to score after quarantine and drops (the rest are "
+            "fault cases, stratum fault:<type> or regression:<type>: they have no headline rate, "
+            "only their own table)"
+        )
+    headline = source.tally(run_id, drop_status=drop, set_aside=aside)
+    return headline, rows.where(faulty[groups.task])
+
+
+def _policy_notes(tally: RunTally, fault_rows: Ledger | None, options: ScoreOptions) -> list[str]:
+    """What the reader should know about the rows scored: completion, source, what was kept out."""
     provenance = tally.provenance
     completion = tally.completion
     notes: list[str] = []
@@ -125,6 +156,8 @@ def _score_run(tally: RunTally, options: ScoreOptions) -> RunScore:
             + (f" and {len(provenance.files) - 5} more" if len(provenance.files) > 5 else "")
         )
         notes.extend(provenance.notes)
+    if fault_rows is not None and len(fault_rows):
+        notes.append(fault_note(fault_rows))
     # a task with any leaked attempt is quarantined whole: its other attempts saw the same suite
     quarantined, leaked_tasks = tally.quarantined, tally.leaked_tasks
     infra_count = tally.status_rows
@@ -151,7 +184,45 @@ def _score_run(tally: RunTally, options: ScoreOptions) -> RunScore:
             f"{len(leaked_tasks)} task(s) quarantined whole for an oracle leak "
             f"({len(quarantined)} leaked attempt(s)): {shown}{more}; not scored"
         )
+    return notes
 
+
+def _rows_scored(rows: Ledger, tally: RunTally, options: ScoreOptions) -> Ledger:
+    """The attempts of ``rows`` (one run) that ``tally`` counted: its tasks, less any dropped
+    infrastructure errors."""
+    groups = rows.tasks()
+    scored = np.isin(
+        np.array(groups.task_ids, dtype=object), np.array(tally.task_ids, dtype=object)
+    )
+    keep = scored[groups.task]
+    if options.drop_infra_errors:
+        keep &= ~rows.has_status("infra_error")
+    return rows.where(keep)
+
+
+def kept_rows(ledger: Ledger, run_id: str, options: ScoreOptions) -> Kept:
+    """The rows of one run's ``ledger`` that score, by score's own policy (``_headline``), with
+    the notes that say what was kept out: budget replay reads them, so that a budget curve and a
+    scorecard of a run always speak of the same attempts."""
+    tally, fault_rows = _headline(TallyOfLedger(ledger), run_id, options)
+    rows = _rows_scored(ledger, tally, options)
+    return Kept(
+        rows=rows,
+        groups=rows.tasks(),
+        fault_rows=fault_rows
+        if fault_rows is not None
+        else ledger.where(np.zeros(len(ledger), bool)),
+        notes=_policy_notes(tally, fault_rows, options),
+        quarantined=tally.quarantined,
+        infra_count=tally.status_rows,
+    )
+
+
+def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
+    tally, fault_rows = _headline(source, run_id, options)
+    notes = _policy_notes(tally, fault_rows, options)
+    provenance, completion = tally.provenance, tally.completion
+    quarantined, infra_count = tally.quarantined, tally.status_rows
     labels, n, c = tally.task_ids, tally.attempts, tally.passes
     t = n.size
     rows = tally.rows
@@ -328,6 +399,23 @@ def _score_run(tally: RunTally, options: ScoreOptions) -> RunScore:
         not_recorded=not_recorded,
         source=provenance,
         completion=completion,
+        selection=_selection(source, run_id, tally, options),
+        failures=failures_of(tally.failed, tally.failed_errors),
+        faults=None if fault_rows is None else fault_table(fault_rows),
+    )
+
+
+def _selection(
+    source: Tallies, run_id: str, tally: RunTally, options: ScoreOptions
+) -> SelectionSummary | None:
+    """The selection view of the scored rows, read only where some row records ``selected``."""
+    if not tally.selected_rows:
+        return None
+    rows = _rows_scored(source.rows(run_id), tally, options)
+    return selection_summary(
+        rows,
+        rows.tasks(),
+        lambda v, names: _metric_set(v, names, None, options, float(v.shape[0]))[0],
     )
 
 
@@ -369,8 +457,7 @@ def score_tallies(
             )
     else:
         run_ids = source.run_ids()
-    drop = "infra_error" if options.drop_infra_errors else None
-    scores = [_score_run(source.tally(rid, drop_status=drop), options) for rid in run_ids]
+    scores = [_score_run(source, rid, options) for rid in run_ids]
     return ScoreReport(source=source.source, runs=tuple(scores), across_runs=_across(scores))
 
 

@@ -294,6 +294,13 @@ class TaskTable:
     def __len__(self) -> int:
         return len(self.task_ids)
 
+    def in_row_order(self) -> NDArray[np.intp]:
+        """Positions in ``task_ids`` ordered by each task's first row: the order of first
+        appearance, the same however the file's labels were coded (a report lists tasks so)."""
+        first = np.full(len(self.task_ids), self.task.size, dtype=np.intp)
+        np.minimum.at(first, self.task, np.arange(self.task.size, dtype=np.intp))
+        return np.argsort(first, kind="stable").astype(np.intp)
+
     def count(self, mask: NDArray[np.bool_]) -> NDArray[np.int64]:
         """Per task, how many of its rows ``mask`` (one bool per row) marks, e.g. timeouts."""
         mask = np.asarray(mask)

@@ -13,9 +13,9 @@ the caller names (``infra_error``) may be dropped from the rows tallied.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -104,6 +104,14 @@ class RunTally:
     """Tallied rows that record a score."""
     not_recorded: Mapping[str, int] = field(default_factory=dict)
     """Per required field some tallied rows' source did not record, how many (fields in order)."""
+    selected_rows: int = 0
+    """Tallied rows that record ``selected`` (whether a selector delivered that candidate)."""
+    failed: Mapping[str, int] = field(default_factory=dict)
+    """Tallied rows that did not pass, by outcome: ``infra_error`` (by status), ``timed_out`` (by
+    the flag) and ``failed`` (the rest); every key present."""
+    failed_errors: tuple[tuple[str, int], ...] = ()
+    """The recorded ``error`` texts of the tallied rows that did not pass, each with its count, in
+    order of first appearance."""
 
     @property
     def rows(self) -> int:
@@ -127,8 +135,11 @@ class Tallies(Protocol):
         """Whether some row is of ``run_id``."""
         ...
 
-    def tally(self, run_id: str, *, drop_status: str | None = None) -> RunTally:
-        """One run tallied (see :class:`RunTally`); ``drop_status`` rows are left out."""
+    def tally(
+        self, run_id: str, *, drop_status: str | None = None, set_aside: Collection[str] = ()
+    ) -> RunTally:
+        """One run tallied (see :class:`RunTally`); ``drop_status`` rows are left out, and so are
+        the tasks whose stratum is one of ``set_aside``."""
         ...
 
     def rows(self, run_id: str) -> Ledger:
@@ -156,8 +167,12 @@ class TallyOfLedger:
     def has_run(self, run_id: str) -> bool:
         return run_id in self.ledger.run_ids
 
-    def tally(self, run_id: str, *, drop_status: str | None = None) -> RunTally:
-        return tally_ledger(self.ledger.run(run_id), run_id, drop_status=drop_status)
+    def tally(
+        self, run_id: str, *, drop_status: str | None = None, set_aside: Collection[str] = ()
+    ) -> RunTally:
+        return tally_ledger(
+            self.ledger.run(run_id), run_id, drop_status=drop_status, set_aside=set_aside
+        )
 
     def rows(self, run_id: str) -> Ledger:
         return self.ledger.run(run_id)
@@ -196,8 +211,11 @@ def _known(values: NDArray[np.float64] | NDArray[np.int64] | NDArray[np.bool_]) 
     return Known(int(col[known].sum()), int(known.sum()))
 
 
-def tally_ledger(run: Ledger, run_id: str, *, drop_status: str | None = None) -> RunTally:
-    """Tally the rows of one run (``run``: a validated ledger of that run's rows only)."""
+def tally_ledger(
+    run: Ledger, run_id: str, *, drop_status: str | None = None, set_aside: Collection[str] = ()
+) -> RunTally:
+    """Tally the rows of one run (``run``: a validated ledger of that run's rows only), leaving
+    out the tasks whose stratum (on their first row) is one of ``set_aside``."""
     if drop_status is not None and drop_status != "infra_error":
         raise ArgumentError(
             f"drop_status must be 'infra_error' or None, got {drop_status!r}",
@@ -220,6 +238,12 @@ def tally_ledger(run: Ledger, run_id: str, *, drop_status: str | None = None) ->
     )
     leaked_task = _count(task, leak, t) > 0
     keep = ~leaked_task[task]
+    if set_aside:
+        aside_codes = [i for i, label in enumerate(run.labels["stratum"]) if label in set_aside]
+        first_row = np.full(t, task.size, dtype=np.int64)
+        first_row[task[::-1]] = np.arange(task.size - 1, -1, -1)
+        aside_task = np.isin(run.codes["stratum"][first_row], aside_codes)
+        keep &= ~aside_task[task]
     infra = run.has_status("infra_error")
     status_rows = int((infra & keep).sum())
     kept_rows = int(keep.sum())
@@ -316,7 +340,32 @@ def tally_ledger(run: Ledger, run_id: str, *, drop_status: str | None = None) ->
             for name in NOT_RECORDABLE
             if name in lacking and lacking[name].any()
         },
+        selected_rows=int((~np.isnan(rows.values["selected"])).sum()),
+        **_failed(rows, passed, timed_out),
     )
+
+
+def _failed(
+    rows: Ledger, passed: NDArray[np.bool_], timed_out: NDArray[np.bool_]
+) -> dict[str, Any]:
+    """The rows that did not pass, by outcome and by recorded error text (RunTally's fields)."""
+    infra = rows.has_status("infra_error") & ~passed
+    timed = timed_out & ~passed & ~infra
+    failed = ~passed
+    codes = rows.codes["error"][failed]
+    codes = codes[codes >= 0]
+    seen, first = np.unique(codes, return_index=True)
+    counts = np.bincount(codes, minlength=len(rows.labels["error"]))
+    labels = rows.labels["error"]
+    order = seen[np.argsort(first, kind="stable")]
+    return {
+        "failed": {
+            "failed": int((failed & ~timed & ~infra).sum()),
+            "timed_out": int(timed.sum()),
+            "infra_error": int(infra.sum()),
+        },
+        "failed_errors": tuple((labels[c], int(counts[c])) for c in order.tolist()),
+    }
 
 
 _EMPTY = np.zeros(0, dtype=np.float64)

@@ -6,6 +6,7 @@ from trialbook.stats._bootstrap import (
     clustered_se,
     task_bootstrap,
 )
+from trialbook.stats._budget import BudgetCurve, budget_curve
 from trialbook.stats._effort import (
     CostSummary,
     EffortSummary,
@@ -40,6 +41,7 @@ from trialbook.stats._variance import VarianceComponents, variance_components
 __all__ = [
     "EXACT_UP_TO",
     "BootstrapResult",
+    "BudgetCurve",
     "CIMethod",
     "CostSummary",
     "DesignOption",
@@ -51,6 +53,7 @@ __all__ = [
     "PlanResult",
     "Total",
     "VarianceComponents",
+    "budget_curve",
     "clustered_se",
     "cost_from_totals",
     "cost_summary",

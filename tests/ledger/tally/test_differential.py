@@ -30,13 +30,20 @@ STATUS = {(True, False): "passed", (False, True): "timed_out", (False, False): "
 def ledgers(draw: st.DrawFn) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     optional = draw(st.sets(st.sampled_from(["stratum", "weight", "score", "cost", "tokens",
-                                             "tool_calls", "cache_hit", "stamps", "status"])))  # fmt: skip
+                                             "tool_calls", "cache_hit", "stamps", "status",
+                                             "error", "selected"])))  # fmt: skip
     for r in range(draw(st.integers(1, 3))):
         k = draw(st.integers(1, 5))
         late = draw(st.booleans())  # the run's grader judges after a timeout
         for t in range(draw(st.integers(1, 6))):
             indices = draw(st.lists(st.integers(0, k - 1), min_size=1, max_size=k, unique=True))
-            stratum = draw(st.sampled_from([None, "repair", "greenfield"]))
+            # fault:/regression: strata are fault cases: their own table, out of the headline
+            stratum = draw(
+                st.sampled_from(
+                    [None, "repair", "greenfield", "fault:lost-receipt", "regression:x"]
+                )
+            )
+            chosen = draw(st.sampled_from([None, *indices]))  # the attempt a selector delivered
             weight = draw(st.sampled_from([None, 0.5, 2.0, 3.25]))
             for a in indices:
                 passed, timed_out = draw(st.booleans()), draw(st.booleans())
@@ -79,6 +86,10 @@ def ledgers(draw: st.DrawFn) -> list[dict[str, Any]]:
                     row["tokens_out"] = draw(st.integers(0, 10**5))
                 if "tool_calls" in optional and draw(st.booleans()):
                     row["tool_calls"] = draw(st.integers(0, 40))
+                if "error" in optional and not passed and draw(st.integers(0, 3)):
+                    row["error"] = draw(st.sampled_from(["exit 1", "no output", "boom"]))
+                if "selected" in optional:
+                    row["selected"] = a == chosen
                 if "cache_hit" in optional and draw(st.booleans()):
                     row["cache_hit"] = draw(st.booleans())
                 if "stamps" in optional:
@@ -108,7 +119,6 @@ def _never_precise(self: StoreTallies, run_id: str) -> Any:
 @given(rows=ledgers(), drop=st.booleans(), one=st.booleans())
 def test_db_jsonl_and_csv_score_alike(
     tmp_path_factory: pytest.TempPathFactory,
-    monkeypatch: pytest.MonkeyPatch,
     rows: list[dict[str, Any]],
     drop: bool,
     one: bool,
@@ -132,9 +142,12 @@ def test_db_jsonl_and_csv_score_alike(
             with pytest.raises(type(exc), match=str(exc).split(":")[0]):
                 _doc(path, **dict(kw))
         return
-    monkeypatch.setattr(StoreTallies, "_precise", _never_precise)
-    for path in (csv, kept, plain, bare):
-        assert _doc(path, **dict(kw)) == expected, path.name
+    with pytest.MonkeyPatch.context() as patch:  # this example's only (the fixture is shared)
+        if not any("selected" in r or ":" in str(r.get("stratum")) for r in rows):
+            # selection and fault tables read the rows themselves; the tallies never need to
+            patch.setattr(StoreTallies, "_precise", _never_precise)
+        for path in (csv, kept, plain, bare):
+            assert _doc(path, **dict(kw)) == expected, path.name
 
 
 def test_the_kept_columns_are_what_reading_uses(

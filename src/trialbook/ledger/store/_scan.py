@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -156,16 +156,25 @@ class StoreTallies:
 
     # ------------------------------------------------------------------ tallies
 
-    def tally(self, run_id: str, *, drop_status: str | None = None) -> RunTally:
+    def tally(
+        self, run_id: str, *, drop_status: str | None = None, set_aside: Collection[str] = ()
+    ) -> RunTally:
         if self._orphans:
-            return tally_ledger(self._precise_whole().run(run_id), run_id, drop_status=drop_status)
+            return tally_ledger(
+                self._precise_whole().run(run_id),
+                run_id,
+                drop_status=drop_status,
+                set_aside=set_aside,
+            )
         kept = self._kept(run_id)
         if kept is not None:
-            return tally_ledger(kept, run_id, drop_status=drop_status)
+            return tally_ledger(kept, run_id, drop_status=drop_status, set_aside=set_aside)
         try:
-            return self._tally(run_id, drop_status)
+            return self._tally(run_id, drop_status, set_aside)
         except (_Doubt, sqlite3.DatabaseError):
-            return tally_ledger(self._precise(run_id), run_id, drop_status=drop_status)
+            return tally_ledger(
+                self._precise(run_id), run_id, drop_status=drop_status, set_aside=set_aside
+            )
 
     def _precise(self, run_id: str) -> Ledger:
         try:
@@ -190,7 +199,7 @@ class StoreTallies:
             return "1", ()
         return '"run_id" = ?', (run_id,)
 
-    def _tally(self, run_id: str, drop_status: str | None) -> RunTally:
+    def _tally(self, run_id: str, drop_status: str | None, set_aside: Collection[str]) -> RunTally:
         if drop_status not in (None, "infra_error"):
             raise _Doubt  # tally_ledger names the argument
         for name in self._unknown:  # a column the ledger does not know, holding a value
@@ -207,8 +216,12 @@ class StoreTallies:
         where, args = self._where(run_id)
         everything = self._per_task(where, args)
         leaked = everything["leak"] > 0
-        kept_rows = int(everything["n"][~leaked].sum())
-        status_rows = int(everything["infra"][~leaked].sum())
+        # a task's stratum is the same on each of its rows (_per_task checks it)
+        aside = np.array([s in set_aside for s in everything["stratum_lo"].tolist()], dtype=bool)
+        aside &= ~leaked
+        outside = ~leaked & ~aside
+        kept_rows = int(everything["n"][outside].sum())
+        status_rows = int(everything["infra"][outside].sum())
         if kept_rows == 0:
             raise TrialbookError(
                 f"run {run_id!r}: no attempts left to score after quarantine and drops"
@@ -218,10 +231,11 @@ class StoreTallies:
         if drop:
             condition += " AND \"status\" IS NOT 'infra_error'"
         leaked_tasks = [everything["task"][i] for i in np.flatnonzero(leaked).tolist()]
-        if leaked_tasks:
+        left_out = [everything["task"][i] for i in np.flatnonzero(~outside).tolist()]
+        if left_out:
             condition += ' AND "task_id" NOT IN (SELECT value FROM json_each(?))'
-            cargs = (*cargs, json.dumps(leaked_tasks))
-        counted = self._per_task(condition, cargs) if drop else _select(everything, ~leaked)
+            cargs = (*cargs, json.dumps(left_out))
+        counted = self._per_task(condition, cargs) if drop else _select(everything, outside)
         if not counted or counted["task"].size == 0:
             raise TrialbookError(
                 f"run {run_id!r}: no attempts left to score after quarantine and drops"
@@ -229,7 +243,7 @@ class StoreTallies:
         emptied: tuple[str, ...] = ()
         if drop:
             left = set(counted["task"].tolist())
-            emptied = tuple(t for t in _select(everything, ~leaked)["task"] if t not in left)
+            emptied = tuple(t for t in _select(everything, outside)["task"] if t not in left)
         # tasks in order of first appearance in the run (before any drop)
         first_seen = dict(
             zip(everything["task"].tolist(), everything["first_id"].tolist(), strict=True)
@@ -313,7 +327,31 @@ class StoreTallies:
             cost=cost,
             score=score,
             score_rows=score_rows,
+            selected_rows=(
+                int(self._one(f'SELECT count("selected") FROM attempts WHERE {condition}', cargs))
+                if "selected" in self._present
+                else 0
+            ),
+            **self._failed(condition, cargs),
         )
+
+    def _failed(self, where: str, args: tuple[Any, ...]) -> dict[str, Any]:
+        """The rows that did not pass, by outcome and error text, as ``_tally._failed`` has them."""
+        present = self._present
+        infra = "\"status\" IS 'infra_error'" if "status" in present else "0"
+        error = '"error"' if "error" in present else "NULL"
+        outcomes = {"failed": 0, "timed_out": 0, "infra_error": 0}
+        errors: dict[str, int] = {}
+        for outcome, text, count in self._all(
+            f"SELECT CASE WHEN {infra} THEN 'infra_error' WHEN \"timed_out\" THEN 'timed_out' "
+            f"ELSE 'failed' END, {error}, count(*) FROM attempts WHERE {where} AND NOT \"passed\" "
+            "GROUP BY 1, 2 ORDER BY min(id)",
+            args,
+        ):
+            outcomes[str(outcome)] += int(count)
+            if text is not None:  # groups in order of first row: an error's first group is first
+                errors[str(text)] = errors.get(str(text), 0) + int(count)
+        return {"failed": outcomes, "failed_errors": tuple(errors.items())}
 
     def _per_task(self, where: str, args: tuple[Any, ...]) -> dict[str, NDArray[Any]]:
         """One GROUP BY over the rows: the aggregates, checked; _Doubt when a rule may be broken."""
