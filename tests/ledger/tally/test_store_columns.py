@@ -57,8 +57,6 @@ def test_migration_7_keeps_a_schema_6_store_whole_and_new_writes_keep_their_colu
         assert store.schema_version == SCHEMA_VERSION == 7
         assert [v for v, _, _ in store.migrations()] == list(range(1, 8))
     conn = sqlite3.connect(db, isolation_level=None)  # rows written before schema 7: no columns
-    with LedgerStore(tmp_path / "scratch.db") as scratch:
-        scratch.create_run(RunRecord(run_id="old"))
     conn.execute(
         "INSERT INTO runs (run_id, started_at) VALUES ('old', '2026-01-01T00:00:00+00:00')"
     )
