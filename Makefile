@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml setup.py src/trialbook/ledger/formats/_cjsonl.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=25.1"
 	@# the inspect extra too: its importer's tests run (never skipped) wherever make test runs
-	$(PY) -m pip install --quiet -e ".[inspect]" --group dev
+	$(PY) -m pip install --quiet -e ".[inspect,plots]" --group dev
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -2,7 +2,8 @@
 
 Each module is one question asked of a ledger: ``_score`` (the scorecard of each run), ``_compare``
 (is the candidate better than the baseline, task by task), ``_plan`` (how many tasks and attempts a
-design needs). The numbers come from :mod:`trialbook.stats` (pure); the policy (quarantine, dropped
+design needs), ``_report`` (all of it for the HTML report: scorecards, outcome grids, comparisons).
+The numbers come from :mod:`trialbook.stats` (pure); the policy (quarantine, dropped
 infrastructure errors, weights, which runs) lives here; rendering lives in :mod:`trialbook.report`.
 """
 
@@ -22,6 +23,16 @@ if TYPE_CHECKING:
         compare_runs,
     )
     from trialbook.analysis._plan import plan_from_options
+    from trialbook.analysis._report import (
+        AttemptOutcome,
+        PairedRuns,
+        Report,
+        ReportOptions,
+        RunReport,
+        TaskDifference,
+        TaskOutcomes,
+        build_report,
+    )
     from trialbook.analysis._results import (
         AcrossRuns,
         MetricEstimate,
@@ -35,18 +46,26 @@ if TYPE_CHECKING:
 __all__ = [
     "INTERVAL_METHODS",
     "AcrossRuns",
+    "AttemptOutcome",
     "CompareOptions",
     "Comparison",
     "IntervalMethod",
     "IntervalOptions",
     "MetricEstimate",
+    "PairedRuns",
+    "Report",
+    "ReportOptions",
+    "RunReport",
     "RunScore",
     "RunSide",
     "ScoreOptions",
     "ScoreReport",
     "StratumDifference",
     "StratumScore",
+    "TaskDifference",
+    "TaskOutcomes",
     "TaskScore",
+    "build_report",
     "compare_runs",
     "plan_from_options",
     "score_file",
@@ -60,6 +79,19 @@ _LAZY = {
         ("CompareOptions", "Comparison", "RunSide", "StratumDifference", "compare_runs"), "_compare"
     ),
     "plan_from_options": "_plan",
+    **dict.fromkeys(
+        (
+            "AttemptOutcome",
+            "PairedRuns",
+            "Report",
+            "ReportOptions",
+            "RunReport",
+            "TaskDifference",
+            "TaskOutcomes",
+            "build_report",
+        ),
+        "_report",
+    ),
     **dict.fromkeys(
         ("AcrossRuns", "MetricEstimate", "RunScore", "ScoreReport", "StratumScore", "TaskScore"),
         "_results",

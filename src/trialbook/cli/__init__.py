@@ -18,6 +18,7 @@ from trialbook.cli.import_ import import_
 from trialbook.cli.io import export
 from trialbook.cli.passk import passk
 from trialbook.cli.plan import plan
+from trialbook.cli.report import report
 from trialbook.cli.run import run
 from trialbook.cli.runs import runs
 from trialbook.cli.score import score
@@ -41,6 +42,7 @@ def main() -> None:
 for _command in (
     score,
     compare,
+    report,
     plan,
     passk,
     suite,

@@ -49,7 +49,7 @@ __all__ = ["echo_score", "score"]
 )
 @source_option
 @source_options
-@format_option("table", "json", "markdown", schema="trialbook.score/1")
+@format_option("table", "json", "markdown", "html", schema="trialbook.score/1")
 @user_errors
 def score(
     ledger: tuple[Path, ...],
@@ -98,13 +98,15 @@ def score(
 
 
 def echo_score(report: ScoreReport, fmt: str) -> None:
-    """Print a score report as a rich table, markdown or JSON."""
+    """Print a score report as a rich table, markdown, JSON or a self-contained HTML page."""
     from trialbook import report as render
 
     if fmt == "json":
         click.echo(render.to_json(render.score_to_dict(report)))
     elif fmt == "markdown":
         click.echo(render.score_markdown(report), nl=False)
+    elif fmt == "html":
+        click.echo(render.score_html(report), nl=False)
     else:
         from rich.console import Console
 

@@ -1,4 +1,4 @@
-"""Results to table / markdown / JSON. Renderers compute no statistics."""
+"""Results to table / markdown / JSON / HTML with SVG plots. Renderers compute no statistics."""
 
 from trialbook.report._compare import COMPARE_SCHEMA, compare_text, compare_to_dict
 from trialbook.report._harness import (
@@ -11,6 +11,7 @@ from trialbook.report._harness import (
     lock_text,
     run_text,
 )
+from trialbook.report._html import compare_html, report_html, score_html
 from trialbook.report._json import to_json
 from trialbook.report._passk import PASSK_SCHEMA, passk_json, passk_text, passk_to_dict
 from trialbook.report._plan import PLAN_SCHEMA, plan_text, plan_to_dict
@@ -31,6 +32,7 @@ __all__ = [
     "RUNS_SCHEMA",
     "SCORE_SCHEMA",
     "SUITE_CHECK_SCHEMA",
+    "compare_html",
     "compare_text",
     "compare_to_dict",
     "grader_check_text",
@@ -44,9 +46,11 @@ __all__ = [
     "plan_text",
     "plan_to_dict",
     "render_plain",
+    "report_html",
     "run_text",
     "runs_text",
     "runs_to_dict",
+    "score_html",
     "score_markdown",
     "score_table",
     "score_to_dict",

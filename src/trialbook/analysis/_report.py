@@ -1,0 +1,320 @@
+"""Everything the HTML report shows, as frozen results: each run's scorecard, its task x attempt
+outcome grid, and the paired comparison of runs on the same suite with its per-task differences.
+
+The scorecards are :func:`score_ledger`'s and the comparisons :func:`compare_runs`'s, unchanged;
+what this module adds is read off the ledger (each attempt's outcome and where its raw output was
+kept) or is the per-task pairing those comparisons decided on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from trialbook.analysis._compare import (
+    _METRIC,
+    CompareOptions,
+    Comparison,
+    _load,
+    _metric_values,
+)
+from trialbook.analysis._results import AcrossRuns, RunScore, ScoreReport
+from trialbook.analysis._score import ScoreOptions, score_ledger
+from trialbook.errors import ArgumentError, TrialbookError
+from trialbook.ledger import Ledger
+
+__all__ = [
+    "AttemptOutcome",
+    "Outcome",
+    "PairedRuns",
+    "Report",
+    "ReportOptions",
+    "RunReport",
+    "TaskDifference",
+    "TaskOutcomes",
+    "build_report",
+]
+
+Outcome = Literal["pass", "fail", "timeout", "infra_error"]
+
+
+@dataclass(frozen=True)
+class ReportOptions(ScoreOptions):
+    """How to score each run (ScoreOptions) and which metric the comparisons pair on."""
+
+    metric: str = "pass@1"
+    """pass@K or pass^K for the paired comparisons."""
+    baseline: str | None = None
+    """The run every other run on its suite is compared with (default: the first run given)."""
+
+
+@dataclass(frozen=True)
+class AttemptOutcome:
+    """One attempt, as the outcome grid shows it."""
+
+    attempt_index: int
+    """Its index within the task."""
+    outcome: Outcome
+    """pass, fail, timeout (stopped at the limit and not passed) or infra_error."""
+    timed_out: bool
+    """Whether the harness stopped it at the limit (a run graded after timeout may still pass)."""
+    elapsed_s: float | None
+    """Wall-clock seconds (None when the source did not record them)."""
+    error: str | None
+    """What went wrong, in words, if recorded."""
+    transcript: str | None
+    """Absolute path of the folder holding its raw output, when the ledger kept one that exists."""
+    transcript_files: tuple[str, ...]
+    """The files in that folder (names), sorted."""
+
+
+@dataclass(frozen=True)
+class TaskOutcomes:
+    """One task's attempts in one run, in attempt-index order."""
+
+    task_id: str
+    """The task."""
+    stratum: str | None
+    """Its stratum, if recorded."""
+    quarantined: bool
+    """An attempt leaked the oracle: the task is shown, never scored."""
+    attempts: tuple[AttemptOutcome, ...]
+    """Its attempts."""
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """One run: its scorecard and its outcome grid."""
+
+    source: str
+    """The ledger it came from."""
+    score: RunScore
+    """Its scorecard, exactly as ``trialbook score`` computes it."""
+    tasks: tuple[TaskOutcomes, ...]
+    """The task x attempt outcome grid, tasks in ledger order."""
+
+
+@dataclass(frozen=True)
+class TaskDifference:
+    """One paired task: the metric on each side (its per-task value) and their difference."""
+
+    task_id: str
+    """The task."""
+    stratum: str | None
+    """Its stratum in the baseline run."""
+    baseline: float
+    """The per-task metric in the baseline run (for pass@1, passes / attempts)."""
+    candidate: float
+    """The same in the candidate run."""
+    difference: float
+    """candidate - baseline."""
+
+
+@dataclass(frozen=True)
+class PairedRuns:
+    """Two runs on the same suite, compared."""
+
+    baseline: str
+    """The baseline run id."""
+    candidate: str
+    """The candidate run id."""
+    comparison: Comparison | None
+    """``trialbook compare``'s result; None when the runs cannot be compared (``reason`` says why)."""
+    reason: str | None
+    """Why they were not compared (a grader change, no shared task, ...), else None."""
+    per_task: tuple[TaskDifference, ...]
+    """Every paired task, largest gain for the candidate first."""
+
+    @property
+    def improved(self) -> tuple[TaskDifference, ...]:
+        """Tasks on which the candidate did better."""
+        return tuple(t for t in self.per_task if t.difference > 0)
+
+    @property
+    def regressed(self) -> tuple[TaskDifference, ...]:
+        """Tasks on which the candidate did worse, worst first."""
+        return tuple(t for t in reversed(self.per_task) if t.difference < 0)
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything ``trialbook report`` shows."""
+
+    sources: tuple[str, ...]
+    """The ledgers, in the order given."""
+    runs: tuple[RunReport, ...]
+    """Every run of every ledger."""
+    across_runs: tuple[AcrossRuns, ...]
+    """Run-to-run spread per ledger, for systems with two or more runs on the same suite."""
+    comparisons: tuple[PairedRuns, ...]
+    """For each suite with two or more runs: each run against the baseline."""
+    options: ReportOptions
+    """The settings used."""
+
+
+def _outcomes(ledger: Ledger) -> tuple[TaskOutcomes, ...]:
+    """The outcome grid of one run's rows (quarantined tasks included, marked)."""
+    base = Path(ledger.source).parent
+    task_ids = ledger.column("task_id")
+    index = ledger.column("attempt_index")
+    passed, timed_out = ledger.column("passed"), ledger.column("timed_out")
+    infra = ledger.has_status("infra_error")
+    leak = ledger.column("oracle_leak")
+    elapsed = ledger.column("elapsed_s")
+    errors, strata, transcripts = (ledger.column(n) for n in ("error", "stratum", "transcript"))
+    by_task: dict[str, list[int]] = {}
+    for row, task in enumerate(task_ids.tolist()):
+        by_task.setdefault(task, []).append(row)
+    out = []
+    for task, rows in by_task.items():
+        rows.sort(key=lambda r: int(index[r]))
+        attempts = []
+        for r in rows:
+            outcome: Outcome = (
+                "infra_error"
+                if infra[r]
+                else "pass"
+                if passed[r]
+                else "timeout"
+                if timed_out[r]
+                else "fail"
+            )
+            folder, files = _transcript(base, transcripts[r])
+            seconds = float(elapsed[r])
+            attempts.append(
+                AttemptOutcome(
+                    attempt_index=int(index[r]),
+                    outcome=outcome,
+                    timed_out=bool(timed_out[r]),
+                    elapsed_s=None if seconds != seconds else seconds,
+                    error=errors[r],
+                    transcript=folder,
+                    transcript_files=files,
+                )
+            )
+        out.append(
+            TaskOutcomes(
+                task_id=task,
+                stratum=strata[rows[0]],
+                quarantined=bool(np.any(leak[rows])),
+                attempts=tuple(attempts),
+            )
+        )
+    return tuple(out)
+
+
+def _transcript(base: Path, recorded: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """The kept raw output's folder (relative to the ledger's folder, as the harness writes it) and
+    its files; (None, ()) when the row kept none or the folder is gone."""
+    if not recorded:
+        return None, ()
+    folder = (base / recorded).resolve()
+    if folder.is_file():
+        return folder.as_posix(), ()
+    if not folder.is_dir():
+        return None, ()
+    return folder.as_posix(), tuple(sorted(p.name for p in folder.iterdir() if p.is_file()))
+
+
+def _pair(
+    baseline: tuple[str, str],
+    candidate: tuple[str, str],
+    ledgers: dict[str, Ledger],
+    options: ReportOptions,
+) -> PairedRuns:
+    """``compare_runs`` on two runs of the ledgers read, and the per-task values it paired."""
+    from trialbook.analysis._compare import compare_runs
+
+    def read(path: Path) -> Ledger:
+        return ledgers[str(Path(path))]
+
+    specs = [f"{source}:{run}" for source, run in (baseline, candidate)]
+    compare = CompareOptions(
+        metric=options.metric,
+        confidence=options.confidence,
+        resamples=options.resamples,
+        seed=options.seed,
+        method=options.method,
+    )
+    try:
+        comparison = compare_runs(specs[0], specs[1], compare, read=read)
+    except (ArgumentError, TrialbookError) as exc:
+        return PairedRuns(baseline[1], candidate[1], None, "; ".join(exc.problems), ())
+    a, b = _load(specs[0], read), _load(specs[1], read)
+    pos_b = {label: i for i, label in enumerate(b.task_ids)}
+    pairs = [(i, pos_b[label]) for i, label in enumerate(a.task_ids) if label in pos_b]
+    ia = np.array([p[0] for p in pairs], dtype=np.intp)
+    ib = np.array([p[1] for p in pairs], dtype=np.intp)
+    va, vb = _metric_values(a, ia, options.metric), _metric_values(b, ib, options.metric)
+    per_task = [
+        TaskDifference(a.task_ids[i], a.strata[i], float(x), float(y), float(y - x))
+        for i, x, y in zip(ia.tolist(), va.tolist(), vb.tolist(), strict=True)
+    ]
+    # equal differences (up to float noise: 1.0 - 0.8 vs 0.2 - 0.0) in task order
+    per_task.sort(key=lambda t: (-round(t.difference, 12), t.task_id))
+    return PairedRuns(baseline[1], candidate[1], comparison, None, tuple(per_task))
+
+
+def build_report(ledgers: Sequence[Ledger], options: ReportOptions | None = None) -> Report:
+    """Score every run of ``ledgers``, read each run's outcome grid, and compare the runs of each
+    suite (same ``dataset_id``) with its baseline: ``options.baseline``, else its first run.
+
+    Raises :class:`ArgumentError` when ``options.baseline`` names no run given, or when two ledgers
+    are the same file.
+    """
+    options = options or ReportOptions()
+    if not _METRIC.match(options.metric):
+        raise ArgumentError(
+            f"metric must be pass@K or pass^K (e.g. pass@1, pass^3), got {options.metric!r}",
+            argument="metric",
+        )
+    by_source: dict[str, Ledger] = {}
+    for ledger in ledgers:
+        key = str(Path(ledger.source))
+        if key in by_source:
+            raise ArgumentError(f"ledger {ledger.source} is given twice", argument="ledger")
+        by_source[key] = ledger
+    runs: list[RunReport] = []
+    across: list[AcrossRuns] = []
+    for ledger in ledgers:
+        scored: ScoreReport = score_ledger(ledger, options=options)
+        across += scored.across_runs
+        for run in scored.runs:
+            runs.append(RunReport(ledger.source, run, _outcomes(ledger.run(run.run_id))))
+    known = [r.score.run_id for r in runs]
+    if options.baseline is not None and options.baseline not in known:
+        raise ArgumentError(
+            f"baseline run {options.baseline!r} is not in the ledgers given "
+            f"(runs: {', '.join(repr(r) for r in known)})",
+            argument="baseline",
+        )
+    suites: dict[str, list[RunReport]] = {}
+    for r in runs:
+        if r.score.dataset_id is not None:
+            suites.setdefault(r.score.dataset_id, []).append(r)
+    comparisons = []
+    for group in suites.values():
+        if len(group) < 2:
+            continue
+        base = next((r for r in group if r.score.run_id == options.baseline), group[0])
+        for other in group:
+            if other is not base:
+                comparisons.append(
+                    _pair(
+                        (base.source, base.score.run_id),
+                        (other.source, other.score.run_id),
+                        by_source,
+                        options,
+                    )
+                )
+    return Report(
+        sources=tuple(by_source),
+        runs=tuple(runs),
+        across_runs=tuple(across),
+        comparisons=tuple(comparisons),
+        options=options,
+    )

@@ -1,0 +1,92 @@
+"""What every HTML page shares: its stylesheet (inline: the page fetches nothing), the outcome
+classes of the grid (colour, symbol and word: never colour alone) and a run's headline."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trialbook.analysis import RunScore
+
+__all__ = ["CSS", "OUTCOMES", "headline"]
+
+OUTCOMES = {
+    "pass": ("pass", "✓", "pass"),
+    "fail": ("fail", "✗", "fail"),
+    "timeout": ("timeout", "◷", "timeout"),
+    "infra_error": ("infra", "⚠", "infra error"),
+}
+"""Outcome -> (CSS class, symbol, word)."""
+
+
+def headline(run: RunScore) -> str:
+    """pass@1 with its interval, pass^k at the largest k, tasks x attempts: the run in one line."""
+    parts = []
+    first = run.metrics.get("pass@1")
+    if first is not None:
+        parts.append(
+            f"pass@1 {100 * first.estimate:.1f}% ({run.bootstrap.confidence:.0%} interval "
+            f"{100 * first.ci_low:.1f}% – {100 * first.ci_high:.1f}%)"
+        )
+    k = run.ks[-1]
+    if k > 1:
+        hat = run.metrics[f"pass^{k}"]
+        parts.append(
+            f"pass^{k} {100 * hat.estimate:.1f}% ({100 * hat.ci_low:.1f}% – {100 * hat.ci_high:.1f}%)"
+        )
+    per = run.attempts / run.tasks if run.tasks else 0.0
+    shown = f"{per:.0f}" if per == int(per) else f"{per:.1f}"
+    parts.append(f"{run.tasks} tasks × {shown} attempts")
+    return " · ".join(parts)
+
+
+# Okabe-Ito colours (report/_plots.py) as light cell backgrounds, each with its symbol and word
+CSS = """
+:root { --ink: #1a1a1a; --muted: #555; --rule: #ccc; --blue: #0072B2; --verm: #D55E00; }
+* { box-sizing: border-box; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
+  color: var(--ink); background: #fff; margin: 0 auto; max-width: 76rem; padding: 1rem 1.5rem; }
+h1 { font-size: 1.5rem; margin: .2rem 0 .6rem; overflow-wrap: anywhere; }
+h2 { font-size: 1.25rem; border-top: 2px solid var(--rule); padding-top: .8rem; margin-top: 2rem;
+  overflow-wrap: anywhere; }
+h3 { font-size: 1.05rem; margin: 1.4rem 0 .4rem; }
+nav ul { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .3rem 1.2rem; }
+a { color: var(--blue); }
+.headline { font-size: 1.1rem; font-weight: 600; background: #eef5fb; border-left: 4px solid var(--blue);
+  padding: .45rem .7rem; }
+.note { color: #6b3a00; background: #fff6e5; border-left: 4px solid #E69F00; padding: .3rem .7rem; }
+.noplot { color: var(--muted); font-style: italic; }
+table { border-collapse: collapse; margin: .4rem 0 .8rem; font-variant-numeric: tabular-nums; }
+caption { caption-side: bottom; text-align: left; color: var(--muted); font-size: .85rem; padding-top: .3rem; }
+th, td { border-bottom: 1px solid #e4e4e4; padding: .2rem .6rem; text-align: left; vertical-align: top; }
+thead th { border-bottom: 2px solid var(--rule); }
+.num { text-align: right; white-space: nowrap; }
+.pair { display: flex; flex-wrap: wrap; gap: 0 2.5rem; align-items: flex-start; }
+.fig { display: flex; flex-wrap: wrap; gap: .5rem 2rem; align-items: flex-start; }
+figure { margin: 0; flex: 1 1 26rem; max-width: 40rem; }
+figure svg { width: 100%; height: auto; display: block; }
+figcaption { color: var(--muted); font-size: .85rem; }
+.numbers { flex: 0 1 auto; }
+.scroll { overflow-x: auto; }
+.grid td.o { text-align: center; white-space: nowrap; font-size: .85rem; }
+.o { padding: .05rem .35rem; border-radius: 3px; }
+.o a { color: inherit; }
+.pass { background: #cfe3f2; color: #003a5c; }
+.fail { background: #f6d2bd; color: #6e2b00; }
+.timeout { background: #fbe3b3; color: #5c3d00; }
+.infra { background: #e2e2e2; color: #333; }
+.none { color: var(--muted); }
+.tag { font-weight: normal; font-size: .8rem; color: #6b3a00; }
+.flips li { margin: .2rem 0; }
+footer { margin-top: 2.5rem; color: var(--muted); font-size: .85rem; border-top: 1px solid var(--rule); padding-top: .5rem; }
+@media print {
+  body { max-width: none; padding: 0; font-size: 10.5pt; }
+  nav, .noplot { display: none; }
+  a { color: inherit; text-decoration: none; }
+  section { break-before: page; }
+  figure, table, .headline { break-inside: avoid; }
+  .scroll { overflow: visible; }
+  details > summary { display: none; }
+  .o, .headline, .note { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+}
+"""
