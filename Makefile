@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench clean screenshot
 
 $(STAMP): pyproject.toml setup.py src/trialbook/ledger/formats/_cjsonl.c
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,11 @@ $(STAMP): pyproject.toml setup.py src/trialbook/ledger/formats/_cjsonl.c
 demo: $(STAMP)
 	rm -rf demo-output
 	$(VENV)/bin/trialbook demo --out demo-output
+
+# the README's picture of the report: the demo's report.html in headless Chromium, by the browser
+# test's own code (tests/report/browser.py), which also checks it fetched nothing and logged no error
+screenshot: demo
+	$(PY) -m tests.report.browser demo-output/report.html docs/report-screenshot.png
 
 test: lint typecheck unit
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
 import os
 import select
@@ -97,7 +98,9 @@ class _Pipe:
         parsed: dict[str, Any] = json.loads(message)
         return parsed
 
-    def call(self, method: str, session: str | None = None, timeout: float = 30, **params: Any) -> Any:
+    def call(
+        self, method: str, session: str | None = None, timeout: float = 30, **params: Any
+    ) -> Any:
         self.next_id += 1
         message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params}
         if session is not None:
@@ -127,7 +130,9 @@ class _Pipe:
             pass
 
 
-def visit(page: Path, *, width: int = 1280, height: int = 900, full_page: bool = False) -> PageVisit:
+def visit(
+    page: Path, *, width: int = 1280, height: int = 900, full_page: bool = False
+) -> PageVisit:
     """Open ``page`` (a local file) in headless Chromium and record what happened."""
     exe = chromium()
     if exe is None:
@@ -142,7 +147,7 @@ def visit(page: Path, *, width: int = 1280, height: int = 900, full_page: bool =
 
     proc = subprocess.Popen(
         [exe, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"],
-        preexec_fn=fds,  # noqa: PLW1509 (no threads here that fork could deadlock)
+        preexec_fn=fds,
         pass_fds=(3, 4),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -168,14 +173,14 @@ def visit(page: Path, *, width: int = 1280, height: int = 900, full_page: bool =
         pipe.call("Page.navigate", session, url=page.resolve().as_uri())
         pipe.wait_for("Page.loadEventFired")
         pipe.drain(0.5)
-        shot = pipe.call("Page.captureScreenshot", session, format="png", captureBeyondViewport=full_page)
+        shot = pipe.call(
+            "Page.captureScreenshot", session, format="png", captureBeyondViewport=full_page
+        )
         result.png = base64.b64decode(shot["data"])
         pipe.drain(0.2)
     finally:
-        try:
+        with contextlib.suppress(OSError, RuntimeError, TimeoutError, ConnectionError):
             pipe.call("Browser.close", timeout=5)
-        except (OSError, RuntimeError, TimeoutError, ConnectionError):
-            pass
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -189,18 +194,24 @@ def visit(page: Path, *, width: int = 1280, height: int = 900, full_page: bool =
         if method == "Network.requestWillBeSent":
             result.requests.append(params["request"]["url"])
         elif method == "Runtime.consoleAPICalled":
-            text = " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
+            text = " ".join(
+                str(a.get("value", a.get("description", ""))) for a in params.get("args", [])
+            )
             result.console.append((params.get("type", ""), text))
         elif method == "Log.entryAdded":
             entry = params.get("entry", {})
             result.console.append((entry.get("level", ""), entry.get("text", "")))
         elif method == "Runtime.exceptionThrown":
-            result.console.append(("exception", str(params.get("exceptionDetails", {}).get("text"))))
+            result.console.append(
+                ("exception", str(params.get("exceptionDetails", {}).get("text")))
+            )
     return result
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Screenshot a local HTML page in headless Chromium.")
+    parser = argparse.ArgumentParser(
+        description="Screenshot a local HTML page in headless Chromium."
+    )
     parser.add_argument("page", type=Path)
     parser.add_argument("png", type=Path)
     parser.add_argument("--width", type=int, default=1280)

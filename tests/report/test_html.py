@@ -44,7 +44,9 @@ def test_the_page_fetches_nothing_and_needs_no_script(tmp_path: Path) -> None:
     assert not re.search(r'(src|href)="(https?:)?//', page)
     assert not re.search(r'xlink:href="(?!#)', page)  # SVG references stay inside the page
     # every figure is inline SVG, labelled by its caption, with a table of its numbers beside it
-    figures = re.findall(r'<div class="fig"><figure>(<svg.*?</svg>)\s*<figcaption id="([^"]+)"', page, re.S)
+    figures = re.findall(
+        r'<div class="fig"><figure>(<svg.*?</svg>)\s*<figcaption id="([^"]+)"', page, re.S
+    )
     assert len(figures) == 2 * 3 + 1  # pass@k, strata, variance per run; one comparison
     for svg, caption in figures:
         assert f'aria-labelledby="{caption}"' in svg
@@ -59,7 +61,9 @@ def test_the_outcome_grid_shows_each_attempt_and_links_its_raw_output(tmp_path: 
     assert _cells(page, "base", "C") == ["pass", "pass", "fail", "fail", "infra"]
     assert _cells(page, "cand", "D") == ["pass"] + ["fail"] * 4
     # never colour alone: each cell carries its symbol and word too
-    assert "◷ timeout" in page and "⚠ infra error" in page and "✗ fail" in page
+    assert "◷ timeout" in page
+    assert "⚠ infra error" in page
+    assert "✗ fail" in page
     # base A#0 kept its output: the link is relative to the page's folder (out/) and lands there
     links = re.findall(r'<a href="([^"]+)">✓ pass</a>', page)
     assert links == ["../" + TRANSCRIPT]
@@ -72,7 +76,10 @@ def test_the_comparison_lists_the_tasks_that_changed_each_way(tmp_path: Path) ->
     section = page.split('<section id="compare-0">', 1)[1]
     # per-task pass@1 by hand (tests/report/_two_runs.py): A 100% -> 80%, B 80% -> 100%,
     # C 40% -> 60%, D 0% -> 20%
-    assert "<strong>3 better on the candidate</strong>: B (80% → 100%), C (40% → 60%), D (0% → 20%)" in section
+    assert (
+        "<strong>3 better on the candidate</strong>: B (80% → 100%), C (40% → 60%), D (0% → 20%)"
+        in section
+    )
     assert "<strong>1 better on the baseline</strong>: A (100% → 80%)" in section
     # the decision and difference are compare's own, as `trialbook compare` prints them
     c = compare_runs(f"{ledger}:base", f"{ledger}:cand")
@@ -107,7 +114,8 @@ def test_score_and_compare_print_html(tmp_path: Path) -> None:
     ledger = two_runs(tmp_path)
     score = CliRunner().invoke(main, ["score", str(ledger), "--format", "html"])
     assert score.exit_code == 0, score.output
-    assert score.output.startswith("<!DOCTYPE html>") and score.output.count("<svg") == 6
+    assert score.output.startswith("<!DOCTYPE html>")
+    assert score.output.count("<svg") == 6
     assert score.output == score_html(score_file(ledger))
     compared = CliRunner().invoke(
         main, ["compare", f"{ledger}:base", f"{ledger}:cand", "--format", "html"]
@@ -125,7 +133,9 @@ def test_the_report_command_writes_the_page(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     assert done.output == f"wrote {out}\n"
     page = out.read_text()
-    assert "run-base" in page and "run-cand" in page and "compare-0" in page
+    assert "run-base" in page
+    assert "run-cand" in page
+    assert "compare-0" in page
     assert '<a href="../' + TRANSCRIPT + '">' in page
     assert list(out.parent.iterdir()) == [out]  # no temporary file left behind
 
@@ -134,7 +144,10 @@ def test_the_report_command_writes_the_page(tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--metric", "pass#1"], "--metric must be pass@K or pass^K"),
-        (["--baseline", "nope"], "--baseline run 'nope' is not in the ledgers given (runs: 'base', 'cand')"),
+        (
+            ["--baseline", "nope"],
+            "--baseline run 'nope' is not in the ledgers given (runs: 'base', 'cand')",
+        ),
         (["--confidence", "1.5"], "--confidence"),
     ],
 )
@@ -158,7 +171,9 @@ def test_a_ledger_with_a_bad_row_writes_no_report(tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     done = CliRunner().invoke(main, ["report", str(ledger), "-o", str(out)])
     assert done.exit_code == 2
-    assert done.output.count("\n") == 1 and "elapsed_s" in done.output and ":8:" in done.output
+    assert done.output.count("\n") == 1
+    assert "elapsed_s" in done.output
+    assert ":8:" in done.output
     assert not out.exists()
 
 

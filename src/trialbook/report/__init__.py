@@ -13,6 +13,7 @@ from trialbook.report._harness import (
 )
 from trialbook.report._html import compare_html, report_html, score_html
 from trialbook.report._json import to_json
+from trialbook.report._page import headline
 from trialbook.report._passk import PASSK_SCHEMA, passk_json, passk_text, passk_to_dict
 from trialbook.report._plan import PLAN_SCHEMA, plan_text, plan_to_dict
 from trialbook.report._runs import RUNS_SCHEMA, runs_text, runs_to_dict
@@ -37,6 +38,7 @@ __all__ = [
     "compare_to_dict",
     "grader_check_text",
     "grader_check_to_dict",
+    "headline",
     "lock_check_text",
     "lock_check_to_dict",
     "lock_text",

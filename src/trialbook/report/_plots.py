@@ -37,7 +37,7 @@ __all__ = [
 # Okabe & Ito (2008), "Color Universal Design": distinguishable under protan, deutan and tritan vision
 BLUE, VERMILLION, ORANGE, SKY, GREY = "#0072B2", "#D55E00", "#E69F00", "#56B4E9", "#6E6E6E"
 
-_RC = {
+_RC: dict[str, Any] = {
     "svg.fonttype": "none",  # text stays text: no glyph paths that depend on the font files
     "font.family": "DejaVu Sans",  # the font matplotlib ships: the same metrics everywhere
     "font.size": 9.0,
@@ -66,7 +66,8 @@ def _figure(name: str, width: float, height: float) -> Iterator[tuple[Any, list[
     from matplotlib.figure import Figure
 
     out: list[str] = []
-    with mpl.rc_context({**_RC, "svg.hashsalt": f"trialbook-{name}"}):
+    rc: Any = {**_RC, "svg.hashsalt": f"trialbook-{name}"}  # matplotlib types keys as literals
+    with mpl.rc_context(rc):
         fig = Figure(figsize=(width, height), dpi=72, layout="constrained")
         FigureCanvasSVG(fig)
         yield fig, out
@@ -80,7 +81,9 @@ def _inline(svg: str, name: str) -> str:
     start = svg.index("<svg")
     body = svg[start:]
     body = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r"<svg\1", body, count=1)
-    return body.replace("<svg", f'<svg role="img" aria-labelledby="{name}-caption"', 1).strip() + "\n"
+    return (
+        body.replace("<svg", f'<svg role="img" aria-labelledby="{name}-caption"', 1).strip() + "\n"
+    )
 
 
 def _percent_axis(ax: Any, axis: str = "y") -> None:
@@ -154,7 +157,7 @@ def variance_svg(run: RunScore, name: str) -> str:
             ("2x tasks", v.se_double_tasks),
             ("2x attempts", v.se_double_attempts),
         ]
-        for y, (label, value) in enumerate(ses):
+        for y, (_label, value) in enumerate(ses):
             right.barh(2 - y, 100 * value, color=SKY, edgecolor="#333333", lw=0.5)
             right.text(100 * value, 2 - y, f" {100 * value:.1f} pp", va="center")
         right.set_yticks([2, 1, 0], [s[0] for s in ses])
@@ -184,7 +187,9 @@ def difference_svg(paired: PairedRuns, name: str) -> str:
             xs = [i + 1 for i, t in enumerate(tasks) if pick(t.difference)]
             ys = [t.difference for t in tasks if pick(t.difference)]
             if xs:
-                ax.plot(xs, ys, ls="none", marker=marker, color=colour, label=f"{label} ({len(xs)})")
+                ax.plot(
+                    xs, ys, ls="none", marker=marker, color=colour, label=f"{label} ({len(xs)})"
+                )
         ax.set_xlim(0, len(tasks) + 1)
         ax.set_ylim(-1.05, 1.05)
         ax.set_xlabel("tasks, sorted by difference")
