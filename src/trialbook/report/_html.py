@@ -327,7 +327,9 @@ def _paired_section(p: PairedRuns, i: int) -> str:
         f"{anchor}-diff",
         lambda: _plots.difference_svg(p, f"{anchor}-diff"),
         caption,
-        f"<details><summary>all {len(rows)} paired tasks</summary>{table}</details>",
+        # open up to 60 tasks (a closed one would also print closed); longer ones folded
+        f"<details{' open' if len(rows) <= 60 else ''}><summary>all {len(rows)} paired tasks"
+        f"</summary>{table}</details>",
     )
     flips = []
     for title, group in (
