@@ -231,7 +231,8 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     page = (out / "report.html").read_text()
     assert page.count('<section id="run-') == 2
     assert '<section id="compare-0">' in page
-    assert page.count("<svg") == 2 * 3 + 1  # pass@k, strata and variance per run; differences
+    # pass@k, strata, budget and variance per run; the per-task differences
+    assert page.count("<svg") == 2 * 4 + 1
     ledger = read_ledger(out / "ledger.db")
     assert len(ledger) == 2 * 21 * 5
     assert len(ledger.run_ids) == 2

@@ -47,7 +47,7 @@ def test_the_page_fetches_nothing_and_needs_no_script(tmp_path: Path) -> None:
     figures = re.findall(
         r'<div class="fig"><figure>(<svg.*?</svg>)\s*<figcaption id="([^"]+)"', page, re.S
     )
-    assert len(figures) == 2 * 3 + 1  # pass@k, strata, variance per run; one comparison
+    assert len(figures) == 2 * 4 + 1  # pass@k, strata, budget, variance per run; one comparison
     for svg, caption in figures:
         assert f'aria-labelledby="{caption}"' in svg
     assert page.count('<div class="numbers">') == len(figures)
@@ -105,9 +105,9 @@ def test_without_matplotlib_the_report_has_tables_where_the_plots_would_be(
     _, page = _report(tmp_path)
     assert "<svg" not in page
     assert "matplotlib is not installed" in page
-    assert page.count("the plot needs matplotlib") == 7
+    assert page.count("the plot needs matplotlib") == 9
     # the numbers are all still there
-    assert page.count('<div class="numbers">') == 7
+    assert page.count('<div class="numbers">') == 9
 
 
 def test_score_and_compare_print_html(tmp_path: Path) -> None:
@@ -115,7 +115,7 @@ def test_score_and_compare_print_html(tmp_path: Path) -> None:
     score = CliRunner().invoke(main, ["score", str(ledger), "--format", "html"])
     assert score.exit_code == 0, score.output
     assert score.output.startswith("<!DOCTYPE html>")
-    assert score.output.count("<svg") == 6
+    assert score.output.count("<svg") == 6  # pass@k, strata, variance per run (no budget)
     assert score.output == score_html(score_file(ledger))
     compared = CliRunner().invoke(
         main, ["compare", f"{ledger}:base", f"{ledger}:cand", "--format", "html"]
@@ -185,3 +185,32 @@ def test_runs_that_cannot_be_compared_say_why(tmp_path: Path) -> None:
     ledger.write_text("".join(json.dumps(r) + "\n" for r in rows))
     page = report_html(build_report([read_ledger(ledger)]))
     assert "not compared: grader_version differs" in page
+
+
+def test_budget_failures_selection_and_faults_are_in_the_run_section(tmp_path: Path) -> None:
+    ledger = two_runs(tmp_path)
+    rows = [json.loads(line) for line in ledger.read_text().splitlines()]
+    for r in rows:
+        if r["run_id"] == "cand":
+            # the candidate delivers its first attempt; task D becomes a fault-injection case
+            r["selected"] = r["attempt_index"] == 0
+            if r["task_id"] == "D":
+                r["stratum"] = "fault:lost-receipt"
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    page = report_html(build_report([read_ledger(ledger)]))
+    base = page.split('<section id="run-base">', 1)[1].split("</section>", 1)[0]
+    cand = page.split('<section id="run-cand">', 1)[1].split("</section>", 1)[0]
+    # budget replay of base by hand (tests/report/_two_runs.py; cost 0.02 per attempt, 4 tasks):
+    # b = 1: A, B, C pass at once -> 3/4 covered, all 4 attempts cost $0.08; b = 5: D never passes
+    assert '<td>1</td><td class="num">75.0% (3/4)</td><td class="num">$0.08</td>' in base
+    assert '<td>5</td><td class="num">75.0% (3/4)</td><td class="num">$0.40</td>' in base
+    # failures of base: 9 attempts did not pass (B#4 timed out, C#2 C#3 failed, C#4 infra, D x5)
+    assert "9 attempts did not pass" in base
+    assert "sandbox could not start" in base
+    assert "Selection" not in base
+    assert "Fault cases" not in base
+    # the candidate's selection: first attempts A, B, C pass (D is a fault case, kept out)
+    assert 'pool coverage (a pass among the attempts)</td><td class="num">3/3' in cand
+    assert 'delivered success (the selected attempt passed)</td><td class="num">3/3' in cand
+    assert '<td>fault:lost-receipt</td><td class="num">1</td><td class="num">1</td>' in cand
+    assert "kept out of the headline rate" in cand

@@ -1,7 +1,8 @@
 """The report's SVG figures against reviewed golden files, byte for byte.
 
 The figures of tests/report/_two_runs.py's ledger: pass@k and pass^k against k, the strata, the
-variance split (run ``base``) and the per-task differences (``cand`` against ``base``). Set
+budget and cost curves, the variance split (run ``base``) and the per-task differences (``cand``
+against ``base``). Set
 TRIALBOOK_REGOLD=1 to rewrite them (``TRIALBOOK_REGOLD=1 .venv/bin/pytest tests/report``): each file
 is written from one render and compared with a second, and the test then fails, so a regolding run
 never passes as a check. The golden files are made by the matplotlib of the dev install (the
@@ -30,6 +31,7 @@ FIGURES: dict[str, Callable[[Report], str]] = {
     "strata": lambda r: _plots.strata_svg(r.runs[0].score, "pass@1", "strata"),
     "variance": lambda r: _plots.variance_svg(r.runs[0].score, "variance"),
     "difference": lambda r: _plots.difference_svg(r.comparisons[0], "difference"),
+    "budget": lambda r: _plots.budget_svg(r.runs[0].budget, "budget"),
 }
 
 

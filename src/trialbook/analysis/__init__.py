@@ -2,7 +2,9 @@
 
 Each module is one question asked of a ledger: ``_score`` (the scorecard of each run), ``_compare``
 (is the candidate better than the baseline, task by task), ``_plan`` (how many tasks and attempts a
-design needs), ``_report`` (all of it for the HTML report: scorecards, outcome grids, comparisons).
+design needs), ``_budget`` (coverage and cost per per-task budget), ``_selection`` (pool coverage
+against what a selector delivered), ``_faults`` (fault-injection and regression-set cases, in their
+own table), ``_report`` (all of it for the HTML report: scorecards, outcome grids, comparisons).
 The numbers come from :mod:`trialbook.stats` (pure); the policy (quarantine, dropped
 infrastructure errors, weights, which runs) lives here; rendering lives in :mod:`trialbook.report`.
 """
@@ -15,13 +17,23 @@ from typing import TYPE_CHECKING, Any
 from trialbook.analysis._options import INTERVAL_METHODS, IntervalMethod, IntervalOptions
 
 if TYPE_CHECKING:
+    from trialbook.analysis._budget import (
+        BudgetReport,
+        BudgetRow,
+        RunBudget,
+        budget_file,
+        budget_replay,
+    )
     from trialbook.analysis._compare import (
         CompareOptions,
         Comparison,
         RunSide,
         StratumDifference,
+        TaskDifference,
         compare_runs,
     )
+    from trialbook.analysis._failures import Failures
+    from trialbook.analysis._faults import FaultRow, FaultTable
     from trialbook.analysis._plan import plan_from_options
     from trialbook.analysis._report import (
         AttemptOutcome,
@@ -29,7 +41,6 @@ if TYPE_CHECKING:
         Report,
         ReportOptions,
         RunReport,
-        TaskDifference,
         TaskOutcomes,
         build_report,
     )
@@ -42,29 +53,39 @@ if TYPE_CHECKING:
         TaskScore,
     )
     from trialbook.analysis._score import ScoreOptions, score_file, score_ledger
+    from trialbook.analysis._selection import SelectionSummary
 
 __all__ = [
     "INTERVAL_METHODS",
     "AcrossRuns",
     "AttemptOutcome",
+    "BudgetReport",
+    "BudgetRow",
     "CompareOptions",
     "Comparison",
+    "Failures",
+    "FaultRow",
+    "FaultTable",
     "IntervalMethod",
     "IntervalOptions",
     "MetricEstimate",
     "PairedRuns",
     "Report",
     "ReportOptions",
+    "RunBudget",
     "RunReport",
     "RunScore",
     "RunSide",
     "ScoreOptions",
     "ScoreReport",
+    "SelectionSummary",
     "StratumDifference",
     "StratumScore",
     "TaskDifference",
     "TaskOutcomes",
     "TaskScore",
+    "budget_file",
+    "budget_replay",
     "build_report",
     "compare_runs",
     "plan_from_options",
@@ -76,7 +97,21 @@ __all__ = [
 # without paying for numpy and scipy.
 _LAZY = {
     **dict.fromkeys(
-        ("CompareOptions", "Comparison", "RunSide", "StratumDifference", "compare_runs"), "_compare"
+        ("BudgetReport", "BudgetRow", "RunBudget", "budget_file", "budget_replay"), "_budget"
+    ),
+    **dict.fromkeys(("FaultRow", "FaultTable"), "_faults"),
+    "SelectionSummary": "_selection",
+    "Failures": "_failures",
+    **dict.fromkeys(
+        (
+            "CompareOptions",
+            "Comparison",
+            "RunSide",
+            "StratumDifference",
+            "TaskDifference",
+            "compare_runs",
+        ),
+        "_compare",
     ),
     "plan_from_options": "_plan",
     **dict.fromkeys(
@@ -86,7 +121,6 @@ _LAZY = {
             "Report",
             "ReportOptions",
             "RunReport",
-            "TaskDifference",
             "TaskOutcomes",
             "build_report",
         ),

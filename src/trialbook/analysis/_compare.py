@@ -22,6 +22,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook.analysis._faults import fault_task_mask
 from trialbook.analysis._options import IntervalOptions
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
 from trialbook.ledger import Ledger, read_ledger
@@ -36,7 +37,14 @@ from trialbook.stats import (
     pass_k_matrix,
 )
 
-__all__ = ["CompareOptions", "Comparison", "RunSide", "StratumDifference", "compare_runs"]
+__all__ = [
+    "CompareOptions",
+    "Comparison",
+    "RunSide",
+    "StratumDifference",
+    "TaskDifference",
+    "compare_runs",
+]
 
 Decision = Literal[
     "improvement", "regression", "no detectable difference", "not enough tasks to decide"
@@ -97,6 +105,25 @@ class StratumDifference:
 
 
 @dataclass(frozen=True)
+class TaskDifference:
+    """One paired task: its metric value in each run."""
+
+    task_id: str
+    """The task."""
+    stratum: str | None
+    """Its stratum in the baseline run, if recorded."""
+    baseline: float
+    """The metric of the task in the baseline run (0 or 1 with one attempt)."""
+    candidate: float
+    """The metric of the task in the candidate run."""
+
+    @property
+    def difference(self) -> float:
+        """candidate - baseline."""
+        return self.candidate - self.baseline
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Everything ``trialbook compare`` prints."""
 
@@ -136,6 +163,20 @@ class Comparison:
     """Bootstrap resamples."""
     seed: int
     """Bootstrap seed."""
+    per_task: tuple[TaskDifference, ...] = ()
+    """Every paired task, in the baseline's order."""
+    fault_tasks_left_out: int = 0
+    """Fault-case tasks (stratum fault:<type> or regression:<type>) kept out of the comparison."""
+
+    @property
+    def improved_tasks(self) -> tuple[str, ...]:
+        """Tasks whose metric rose (with one attempt each: failed in the baseline, passed now)."""
+        return tuple(t.task_id for t in self.per_task if t.candidate > t.baseline)
+
+    @property
+    def worsened_tasks(self) -> tuple[str, ...]:
+        """Tasks whose metric fell (with one attempt each: passed in the baseline, failed now)."""
+        return tuple(t.task_id for t in self.per_task if t.candidate < t.baseline)
 
 
 def _split_spec(spec: str) -> tuple[Path, str | None]:
@@ -158,7 +199,9 @@ def _pick_run(ledger: Ledger, run: str | None, spec: str) -> str:
             )
         return runs[0]
     if run not in runs:
-        raise ArgumentError(f"{spec}: run {run!r} is not in {ledger.source}")
+        shown = ", ".join(repr(r) for r in runs[:10])
+        more = f" and {len(runs) - 10} more" if len(runs) > 10 else ""
+        raise ArgumentError(f"{spec}: run {run!r} is not in {ledger.source} (runs: {shown}{more})")
     return run
 
 
@@ -174,6 +217,8 @@ class _Run:
     earlier: int
     incomplete: str = ""
     """``INTERRUPTED: 12 of 24 attempts`` for a run of our own harness that did not finish."""
+    fault_tasks: int = 0
+    """Fault-case tasks left out."""
 
 
 def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
@@ -184,9 +229,13 @@ def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
     # a task with any leaked attempt is quarantined whole, as in score
     leaked = run_rows.where(run_rows.column("oracle_leak")).distinct("task_id")
     rows = run_rows.where(~np.isin(run_rows.column("task_id"), leaked)) if leaked else run_rows
-    if len(rows) == 0:
-        raise TrialbookError(f"{spec}: no attempts to compare after quarantine")
     groups = rows.tasks()
+    faulty = fault_task_mask(groups)  # fault cases never enter the headline difference
+    if faulty.any():
+        rows = rows.where(~faulty[groups.task])
+        groups = rows.tasks() if len(rows) else groups
+    if len(rows) == 0:
+        raise TrialbookError(f"{spec}: no attempts to compare after quarantine and fault cases")
     meta = {
         name: set(rows.distinct(name))
         for name in (
@@ -217,6 +266,7 @@ def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
         meta=meta,
         earlier=earlier,
         incomplete=completion.label if (completion := ledger.completion_of(run_id)) else "",
+        fault_tasks=int(faulty.sum()),
     )
 
 
@@ -369,6 +419,12 @@ def compare_runs(
             )
             for r in raw
         ]
+    left_out = max(a.fault_tasks, b.fault_tasks)
+    if left_out:
+        warnings.append(
+            f"{left_out} fault-injection/regression-set task(s) (stratum fault:<type> or "
+            "regression:<type>) kept out of the comparison: see each run's fault table in score"
+        )
     if b.earlier:
         warnings.append(
             f"the ledger holds {b.earlier} other run(s) of this candidate system on this suite: "
@@ -402,4 +458,9 @@ def compare_runs(
         confidence=options.confidence,
         resamples=options.resamples,
         seed=options.seed,
+        per_task=tuple(
+            TaskDifference(a.task_ids[i], a.strata[i], float(x), float(y))
+            for i, x, y in zip(ia.tolist(), va.tolist(), vb.tolist(), strict=True)
+        ),
+        fault_tasks_left_out=left_out,
     )

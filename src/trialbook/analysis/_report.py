@@ -1,9 +1,9 @@
-"""Everything the HTML report shows, as frozen results: each run's scorecard, its task x attempt
-outcome grid, and the paired comparison of runs on the same suite with its per-task differences.
+"""Everything the HTML report shows, as frozen results: each run's scorecard, budget replay and
+task x attempt outcome grid, and the paired comparison of runs on the same suite.
 
-The scorecards are :func:`score_ledger`'s and the comparisons :func:`compare_runs`'s, unchanged;
-what this module adds is read off the ledger (each attempt's outcome and where its raw output was
-kept) or is the per-task pairing those comparisons decided on.
+The scorecards are :func:`score_ledger`'s, the replays :func:`budget_replay`'s and the comparisons
+:func:`compare_runs`'s, unchanged; what this module adds is read off the ledger (each attempt's
+outcome and where its raw output was kept) and which runs are compared with which.
 """
 
 from __future__ import annotations
@@ -15,13 +15,8 @@ from typing import Literal
 
 import numpy as np
 
-from trialbook.analysis._compare import (
-    _METRIC,
-    CompareOptions,
-    Comparison,
-    _load,
-    _metric_values,
-)
+from trialbook.analysis._budget import RunBudget, budget_replay
+from trialbook.analysis._compare import _METRIC, CompareOptions, Comparison, TaskDifference
 from trialbook.analysis._results import AcrossRuns, RunScore, ScoreReport
 from trialbook.analysis._score import ScoreOptions, score_ledger
 from trialbook.errors import ArgumentError, TrialbookError
@@ -34,7 +29,6 @@ __all__ = [
     "Report",
     "ReportOptions",
     "RunReport",
-    "TaskDifference",
     "TaskOutcomes",
     "build_report",
 ]
@@ -96,22 +90,8 @@ class RunReport:
     """Its scorecard, exactly as ``trialbook score`` computes it."""
     tasks: tuple[TaskOutcomes, ...]
     """The task x attempt outcome grid, tasks in ledger order."""
-
-
-@dataclass(frozen=True)
-class TaskDifference:
-    """One paired task: the metric on each side (its per-task value) and their difference."""
-
-    task_id: str
-    """The task."""
-    stratum: str | None
-    """Its stratum in the baseline run."""
-    baseline: float
-    """The per-task metric in the baseline run (for pass@1, passes / attempts)."""
-    candidate: float
-    """The same in the candidate run."""
-    difference: float
-    """candidate - baseline."""
+    budget: RunBudget
+    """Its budget replay: coverage and cost per per-task budget, as ``trialbook budget`` gives it."""
 
 
 @dataclass(frozen=True)
@@ -126,18 +106,23 @@ class PairedRuns:
     """``trialbook compare``'s result; None when the runs cannot be compared (``reason`` says why)."""
     reason: str | None
     """Why they were not compared (a grader change, no shared task, ...), else None."""
-    per_task: tuple[TaskDifference, ...]
-    """Every paired task, largest gain for the candidate first."""
+
+    @property
+    def per_task(self) -> tuple[TaskDifference, ...]:
+        """The comparison's paired tasks, largest gain for the candidate first (ties in task order;
+        differences equal up to float noise, 1.0 - 0.8 against 0.2 - 0.0, count as equal)."""
+        tasks = () if self.comparison is None else self.comparison.per_task
+        return tuple(sorted(tasks, key=lambda t: (-round(t.difference, 12), t.task_id)))
 
     @property
     def improved(self) -> tuple[TaskDifference, ...]:
-        """Tasks on which the candidate did better."""
-        return tuple(t for t in self.per_task if t.difference > 0)
+        """Tasks on which the candidate did better, largest gain first."""
+        return tuple(t for t in self.per_task if round(t.difference, 12) > 0)
 
     @property
     def regressed(self) -> tuple[TaskDifference, ...]:
-        """Tasks on which the candidate did worse, worst first."""
-        return tuple(t for t in reversed(self.per_task) if t.difference < 0)
+        """Tasks on which the candidate did worse, largest loss first."""
+        return tuple(t for t in reversed(self.per_task) if round(t.difference, 12) < 0)
 
 
 @dataclass(frozen=True)
@@ -226,7 +211,7 @@ def _pair(
     ledgers: dict[str, Ledger],
     options: ReportOptions,
 ) -> PairedRuns:
-    """``compare_runs`` on two runs of the ledgers read, and the per-task values it paired."""
+    """``compare_runs`` on two runs of the ledgers read, or why it could not compare them."""
     from trialbook.analysis._compare import compare_runs
 
     def read(path: Path) -> Ledger:
@@ -242,21 +227,9 @@ def _pair(
     )
     try:
         comparison = compare_runs(specs[0], specs[1], compare, read=read)
-    except (ArgumentError, TrialbookError) as exc:
-        return PairedRuns(baseline[1], candidate[1], None, "; ".join(exc.problems), ())
-    a, b = _load(specs[0], read), _load(specs[1], read)
-    pos_b = {label: i for i, label in enumerate(b.task_ids)}
-    pairs = [(i, pos_b[label]) for i, label in enumerate(a.task_ids) if label in pos_b]
-    ia = np.array([p[0] for p in pairs], dtype=np.intp)
-    ib = np.array([p[1] for p in pairs], dtype=np.intp)
-    va, vb = _metric_values(a, ia, options.metric), _metric_values(b, ib, options.metric)
-    per_task = [
-        TaskDifference(a.task_ids[i], a.strata[i], float(x), float(y), float(y - x))
-        for i, x, y in zip(ia.tolist(), va.tolist(), vb.tolist(), strict=True)
-    ]
-    # equal differences (up to float noise: 1.0 - 0.8 vs 0.2 - 0.0) in task order
-    per_task.sort(key=lambda t: (-round(t.difference, 12), t.task_id))
-    return PairedRuns(baseline[1], candidate[1], comparison, None, tuple(per_task))
+    except TrialbookError as exc:
+        return PairedRuns(baseline[1], candidate[1], None, "; ".join(exc.problems))
+    return PairedRuns(baseline[1], candidate[1], comparison, None)
 
 
 def build_report(ledgers: Sequence[Ledger], options: ReportOptions | None = None) -> Report:
@@ -282,9 +255,11 @@ def build_report(ledgers: Sequence[Ledger], options: ReportOptions | None = None
     across: list[AcrossRuns] = []
     for ledger in ledgers:
         scored: ScoreReport = score_ledger(ledger, options=options)
+        budgets = {b.run_id: b for b in budget_replay(ledger, options=options).runs}
         across += scored.across_runs
         for run in scored.runs:
-            runs.append(RunReport(ledger.source, run, _outcomes(ledger.run(run.run_id))))
+            grid = _outcomes(ledger.run(run.run_id))
+            runs.append(RunReport(ledger.source, run, grid, budgets[run.run_id]))
     known = [r.score.run_id for r in runs]
     if options.baseline is not None and options.baseline not in known:
         raise ArgumentError(

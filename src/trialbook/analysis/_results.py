@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from trialbook.analysis._estimate import MetricEstimate
+from trialbook.analysis._failures import Failures
+from trialbook.analysis._faults import FaultTable
+from trialbook.analysis._selection import SelectionSummary
 from trialbook.ledger import Completion, Provenance
 from trialbook.stats import BootstrapResult, CostSummary, EffortSummary, VarianceComponents
 
@@ -19,22 +23,6 @@ __all__ = [
 ]
 
 Weighting = Literal["equal", "declared"]
-
-
-@dataclass(frozen=True)
-class MetricEstimate:
-    """A mean over tasks with its interval."""
-
-    estimate: float
-    """The point estimate."""
-    ci_low: float
-    """Lower bound of the task-bootstrap interval."""
-    ci_high: float
-    """Upper bound of the task-bootstrap interval."""
-    se: float | None
-    """Analytic task-clustered standard error (None with a single task)."""
-    se_bootstrap: float
-    """Standard deviation of the bootstrap distribution."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +126,13 @@ class RunScore:
     completion: Completion | None = None
     """How far a run of our own harness got (finished, interrupted, not finished; attempts done of
     planned); None where the ledger does not say (a JSONL or CSV file, an imported run)."""
+    selection: SelectionSummary | None = None
+    """Pool coverage, delivered success and selector misses, where rows record ``selected``."""
+    failures: Failures | None = None
+    """The attempts that did not pass, by outcome and by recorded error."""
+    faults: FaultTable | None = None
+    """Fault type x outcome of the fault-case tasks (stratum ``fault:<type>`` or
+    ``regression:<type>``), which the headline and every other figure leave out; None if none."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,9 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook.analysis._failures import failure_breakdown
+from trialbook.analysis._faults import fault_table, split_faults
+from trialbook.analysis._kept import Kept
 from trialbook.analysis._options import IntervalOptions
 from trialbook.analysis._results import (
     AcrossRuns,
@@ -29,6 +32,7 @@ from trialbook.analysis._results import (
     TaskScore,
     Weighting,
 )
+from trialbook.analysis._selection import selection_summary
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
 from trialbook.ledger import Ledger, read_ledger
 from trialbook.stats import (
@@ -43,7 +47,7 @@ from trialbook.stats import (
     wilson_task_interval,
 )
 
-__all__ = ["FEW_TASKS", "ScoreOptions", "score_file", "score_ledger"]
+__all__ = ["FEW_TASKS", "ScoreOptions", "kept_rows", "score_file", "score_ledger"]
 
 FEW_TASKS = 10
 """Below this many tasks every format says the interval is not reliable (docs/statistics.md)."""
@@ -108,7 +112,9 @@ def _short_tasks_error(
     )
 
 
-def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
+def kept_rows(ledger: Ledger, run_id: str, options: ScoreOptions) -> Kept:
+    """The rows of one run's ``ledger`` that score: quarantine, fault cases and infra errors
+    applied (the one place of these rules; budget replay and selection reuse it)."""
     provenance = ledger.source_of(run_id)
     completion = ledger.completion_of(run_id)
     notes: list[str] = []
@@ -141,6 +147,7 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     leaked_task = everything.count(leak) > 0
     leaked_tasks = tuple(t for t, bad in zip(everything.task_ids, leaked_task, strict=True) if bad)
     keep = ~leaked_task[everything.task]
+    fault_rows, keep = split_faults(ledger, everything, keep, notes)
     infra = ledger.has_status("infra_error")
     infra_count = int((infra & keep).sum())
     if infra_count:
@@ -178,9 +185,19 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
     if len(rows) == 0:
         raise TrialbookError(
             f"run {run_id!r}: no attempts left to score after quarantine and drops"
+            + (
+                " (every other task is a fault case, kept out of the headline)"
+                if len(fault_rows)
+                else ""
+            )
         )
-
     groups = everything if rows is ledger else rows.tasks()  # where() keeps itself when all kept
+    return Kept(rows, groups, fault_rows, notes, quarantined, infra_count)
+
+
+def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
+    kept = kept_rows(ledger, run_id, options)
+    rows, groups, notes = kept.rows, kept.groups, kept.notes
     task, labels, n, c = groups.task, groups.task_ids, groups.attempts, groups.passes
     t = n.size
     passed = rows.column("passed")
@@ -362,13 +379,20 @@ def _score_run(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunScore:
         cost=cost,
         strata=tuple(strata),
         per_task=task_scores,
-        quarantined=quarantined,
-        infra_errors=infra_count,
+        quarantined=kept.quarantined,
+        infra_errors=kept.infra_count,
         infra_errors_dropped=options.drop_infra_errors,
         notes=tuple(notes),
         not_recorded=not_recorded,
-        source=provenance,
-        completion=completion,
+        source=ledger.source_of(run_id),
+        completion=ledger.completion_of(run_id),
+        selection=selection_summary(
+            rows,
+            groups,
+            lambda v, names: _metric_set(v, names, None, options, float(v.shape[0]))[0],
+        ),
+        failures=failure_breakdown(rows),
+        faults=fault_table(kept.fault_rows),
     )
 
 

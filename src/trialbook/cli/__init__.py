@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from trialbook.cli.budget import budget
 from trialbook.cli.compare import compare
 from trialbook.cli.demo import demo
 from trialbook.cli.grader_check import grader_check
@@ -42,6 +43,7 @@ def main() -> None:
 for _command in (
     score,
     compare,
+    budget,
     report,
     plan,
     passk,

@@ -1,5 +1,6 @@
 """Results to table / markdown / JSON / HTML with SVG plots. Renderers compute no statistics."""
 
+from trialbook.report._budget import BUDGET_SCHEMA, budget_markdown, budget_table, budget_to_dict
 from trialbook.report._compare import COMPARE_SCHEMA, compare_text, compare_to_dict
 from trialbook.report._harness import (
     GRADER_CHECK_SCHEMA,
@@ -26,6 +27,7 @@ from trialbook.report._score import (
 )
 
 __all__ = [
+    "BUDGET_SCHEMA",
     "COMPARE_SCHEMA",
     "GRADER_CHECK_SCHEMA",
     "PASSK_SCHEMA",
@@ -33,6 +35,9 @@ __all__ = [
     "RUNS_SCHEMA",
     "SCORE_SCHEMA",
     "SUITE_CHECK_SCHEMA",
+    "budget_markdown",
+    "budget_table",
+    "budget_to_dict",
     "compare_html",
     "compare_text",
     "compare_to_dict",

@@ -47,6 +47,17 @@ def compare_to_dict(c: Comparison) -> dict[str, Any]:
             "unit": "task",
         },
         "warnings": list(c.warnings),
+        "flipped": {"improved": list(c.improved_tasks), "worsened": list(c.worsened_tasks)},
+        "fault_tasks_left_out": c.fault_tasks_left_out,
+        "per_task": [
+            {
+                "task_id": t.task_id,
+                "stratum": t.stratum,
+                "baseline": t.baseline,
+                "candidate": t.candidate,
+            }
+            for t in c.per_task
+        ],
     }
     cleaned: dict[str, Any] = json_safe(doc)
     return cleaned

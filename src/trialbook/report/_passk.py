@@ -52,9 +52,24 @@ def passk_text(s: PassKStep) -> str:
         "",
         f"independent trials at p = c/n = {s.c}/{s.n}: 1 - (1 - {s.c / s.n:.4g})^{s.k} = "
         f"{100 * s.independent:.2f}%, and p^k = {100 * s.independent_hat:.2f}%",
+    ]
+    if _shown(s.pass_at_k) == _shown(s.independent) and _shown(s.pass_hat_k) == _shown(
+        s.independent_hat
+    ):
+        # c = 0 or c = n (or k = 1): drawing with or without replacement gives the same values
+        lines += [
+            "the two agree here: with c = 0, c = n or k = 1, drawing k of the n attempts with or",
+            "without replacement gives the same rates.",
+        ]
+        return "\n".join(lines)
+    lines += [
         "why they differ: pass@k above counts draws of k from the n attempts already made (without",
         "replacement), which is the unbiased estimate; 1 - (1 - c/n)^k plugs the observed rate into",
         "the with-replacement formula, which is biased low as an estimate of pass@k. Retries that read",
         "earlier failures are not independent at all: say which protocol produced the attempts.",
     ]
     return "\n".join(lines)
+
+
+def _shown(x: float) -> str:
+    return f"{100 * x:.2f}"

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trialbook.analysis import PairedRuns, RunScore
+    from trialbook.analysis import PairedRuns, RunBudget, RunScore
 
 __all__ = [
     "BLUE",
@@ -27,6 +27,7 @@ __all__ = [
     "ORANGE",
     "SKY",
     "VERMILLION",
+    "budget_svg",
     "difference_svg",
     "passk_svg",
     "plots_available",
@@ -161,7 +162,7 @@ def variance_svg(run: RunScore, name: str) -> str:
             right.barh(2 - y, 100 * value, color=SKY, edgecolor="#333333", lw=0.5)
             right.text(100 * value, 2 - y, f" {100 * value:.1f} pp", va="center")
         right.set_yticks([2, 1, 0], [s[0] for s in ses])
-        right.set_xlabel("SE of pass@1 (percentage points)")
+        right.set_xlabel("SE of pass@1 (pp)")
         right.set_xlim(0, 1.45 * 100 * max(s[1] for s in ses))
         right.grid(axis="y", visible=False)
     return out[0]
@@ -196,6 +197,44 @@ def difference_svg(paired: PairedRuns, name: str) -> str:
         ax.set_ylabel(f"{c.metric}: candidate - baseline")
         ax.yaxis.set_major_formatter(_signed_percent())
         ax.legend(loc="upper right", fontsize=8)
+    return out[0]
+
+
+def budget_svg(budget: RunBudget, name: str) -> str:
+    """Coverage against the per-task budget b, and the cost of b with and without stopping at the
+    first pass (budgets whose cost is unknown are left out of the cost panel)."""
+    bs = [r.budget for r in budget.rows]
+    with _figure(name, 6.0, 2.6) as (fig, out):
+        left, right = fig.subplots(1, 2)
+        left.plot(bs, [r.coverage for r in budget.rows], "-", color=BLUE, marker="o")
+        left.set_ylim(0, 1.02)
+        left.set_xlabel("budget b (attempts per task)")
+        left.set_ylabel("coverage")
+        _percent_axis(left)
+        for label, colour, marker, style, costs in (
+            ("all b attempts", VERMILLION, "o", "-", [r.cost for r in budget.rows]),
+            (
+                "stop at first pass",
+                BLUE,
+                "^",
+                "--",
+                [r.cost_stop_at_first_success for r in budget.rows],
+            ),
+        ):
+            known = [(b, c) for b, c in zip(bs, costs, strict=True) if c is not None]
+            if known:
+                right.plot(
+                    *zip(*known, strict=True), style, color=colour, marker=marker, label=label
+                )
+        right.set_xlabel("budget b (attempts per task)")
+        right.set_ylabel("cost")
+        right.set_ylim(bottom=0)
+        if right.lines:
+            right.legend(loc="upper left", fontsize=8)
+        else:
+            right.text(0.5, 0.5, "cost not measured", ha="center", transform=right.transAxes)
+        for ax in (left, right):
+            ax.set_xticks(bs if len(bs) <= 12 else bs[:: max(1, len(bs) // 10)])
     return out[0]
 
 

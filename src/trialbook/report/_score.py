@@ -61,7 +61,7 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
         },
         "variance": None if run.variance is None else asdict(run.variance),
         "effort": asdict(run.effort),
-        "cost": asdict(run.cost),
+        "cost": _cost_dict(run),
         "strata": [
             {
                 "stratum": s.stratum,
@@ -96,6 +96,9 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
             "files": [{"path": f.path, "sha256": f.sha256} for f in run.source.files],
         },
         "notes": list(run.notes),
+        "selection": _selection_dict(run),
+        "failures": None if run.failures is None else asdict(run.failures),
+        "faults": _faults_dict(run),
         "completion": None
         if run.completion is None
         else {
@@ -104,6 +107,69 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
             "attempts": run.completion.attempts,
             "planned": run.completion.planned,
         },
+    }
+
+
+def _count(t: Total) -> dict[str, Any]:
+    """A token total as whole numbers: tokens are counts (629540, never 629540.0)."""
+
+    def whole(x: float | None) -> int | float | None:
+        return int(x) if x is not None and float(x).is_integer() else x
+
+    return {
+        "value": whole(t.value),
+        "known_attempts": t.known_attempts,
+        "partial": whole(t.partial),
+    }
+
+
+def _cost_dict(run: RunScore) -> dict[str, Any]:
+    doc = asdict(run.cost)
+    doc["tokens_in"], doc["tokens_out"] = _count(run.cost.tokens_in), _count(run.cost.tokens_out)
+    return doc
+
+
+def _selection_dict(run: RunScore) -> dict[str, Any] | None:
+    sel = run.selection
+    if sel is None:
+        return None
+    return {
+        "tasks": sel.tasks,
+        "tasks_unmarked": sel.tasks_unmarked,
+        "pool_covered": sel.pool_covered,
+        "delivered": sel.delivered,
+        "misses": sel.misses,
+        "nothing_selected": sel.nothing_selected,
+        "pool_coverage": _metric(sel.pool_coverage),
+        "delivered_success": _metric(sel.delivered_success),
+        "miss_rate": _metric(sel.miss_rate),
+        "misses_of_covered": sel.misses_of_covered,
+        "miss_task_ids": list(sel.miss_task_ids),
+    }
+
+
+def _faults_dict(run: RunScore) -> dict[str, Any] | None:
+    faults = run.faults
+    if faults is None:
+        return None
+    return {
+        "tasks": faults.tasks,
+        "attempts": faults.attempts,
+        "in_headline": False,
+        "rows": [
+            {
+                "kind": r.kind,
+                "fault_type": r.fault_type,
+                "tasks": r.tasks,
+                "attempts": r.attempts,
+                "outcomes": dict(r.outcomes),
+                "pass_rate": r.pass_rate,
+                "tasks_always_passed": r.tasks_always_passed,
+                "tasks_never_passed": r.tasks_never_passed,
+                "task_ids": list(r.task_ids),
+            }
+            for r in faults.rows
+        ],
     }
 
 

@@ -6,6 +6,7 @@ from trialbook.stats._bootstrap import (
     clustered_se,
     task_bootstrap,
 )
+from trialbook.stats._budget import BudgetCurve, budget_curve
 from trialbook.stats._effort import CostSummary, EffortSummary, Total, cost_summary, effort_summary
 from trialbook.stats._interval import wilson_task_interval
 from trialbook.stats._paired import (
@@ -31,6 +32,7 @@ from trialbook.stats._variance import VarianceComponents, variance_components
 __all__ = [
     "EXACT_UP_TO",
     "BootstrapResult",
+    "BudgetCurve",
     "CIMethod",
     "CostSummary",
     "DesignOption",
@@ -42,6 +44,7 @@ __all__ = [
     "PlanResult",
     "Total",
     "VarianceComponents",
+    "budget_curve",
     "clustered_se",
     "cost_summary",
     "effort_summary",

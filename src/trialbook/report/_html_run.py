@@ -1,0 +1,288 @@
+"""One run's section of the HTML report: headline, scorecard and companion figures, failures,
+pass@k and pass^k against k, strata, the outcome grid, budget and cost curves, the selection view,
+the fault table and the variance split. Numbers are read off the frozen results, never computed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from trialbook.report import _plots
+from trialbook.report._page import OUTCOMES, figure, headline, interval, run_anchor, table
+from trialbook.report._score import _ci_line, _companions, _header, _pct, _variance_lines
+
+if TYPE_CHECKING:
+    from trialbook.analysis import RunBudget, RunScore, TaskOutcomes
+
+__all__ = ["run_section"]
+
+
+def _scorecard(run: RunScore) -> str:
+    rows = [
+        [
+            name,
+            _pct(m.estimate),
+            interval(m.ci_low, m.ci_high),
+            "n/a" if m.se is None else f"{100 * m.se:.1f} pp",
+        ]
+        for name, m in [
+            *run.metrics.items(),
+            ("pooled attempt rate", run.pooled_attempt_rate),
+            ("first-attempt rate", run.first_attempt_rate),
+            *([("mean score (partial credit)", run.mean_score)] if run.mean_score else []),
+        ]
+    ]
+    metrics = table(["metric", "estimate", "interval", "SE"], rows, _ci_line(run))
+    companions = table(["companion figure", "value"], _companions(run), numeric_from=2)
+    return f'<div class="pair">{metrics}{companions}</div>'
+
+
+def _passk(run: RunScore, anchor: str) -> str:
+    rows = []
+    for k in run.ks:
+        at, hat = run.metrics[f"pass@{k}"], run.metrics[f"pass^{k}"]
+        rows.append(
+            [
+                str(k),
+                _pct(at.estimate),
+                interval(at.ci_low, at.ci_high),
+                _pct(hat.estimate),
+                interval(hat.ci_low, hat.ci_high),
+            ]
+        )
+    numbers = table(["k", "pass@k", "interval", "pass^k", "interval"], rows)
+    caption = (
+        "pass@k (circles, solid) rises with k: some attempt of k passes; pass^k (squares, dashed) "
+        "falls: all k pass. Bands are the intervals over tasks."
+    )
+    return figure(
+        f"{anchor}-passk", lambda: _plots.passk_svg(run, f"{anchor}-passk"), caption, numbers
+    )
+
+
+def _strata(run: RunScore, anchor: str) -> str:
+    if not run.strata:
+        return "<p>No stratum is recorded for this run's tasks.</p>"
+    metric = next(iter(run.metrics))
+    rows = [
+        [
+            s.stratum,
+            str(s.tasks),
+            str(s.attempts),
+            _pct(s.metrics[metric].estimate),
+            interval(s.metrics[metric].ci_low, s.metrics[metric].ci_high),
+        ]
+        for s in run.strata
+    ]
+    numbers = table(["stratum", "tasks", "attempts", metric, "interval"], rows)
+    caption = f"{metric} per stratum with its interval over the stratum's tasks; dotted line: the whole run."
+    name = f"{anchor}-strata"
+    return figure(name, lambda: _plots.strata_svg(run, metric, name), caption, numbers)
+
+
+def _variance(run: RunScore, anchor: str) -> str:
+    v = run.variance
+    if v is None:
+        return f"<p>{escape(_variance_lines(run)[0])}</p>"
+    rows = [
+        [
+            "between tasks",
+            f"{v.between_shown:.4f}" + (" (estimated below 0)" if v.between_below_zero else ""),
+        ],
+        ["within tasks", f"{v.within:.4f}"],
+        ["ICC", "n/a" if v.icc is None else f"{v.icc:.2f}"],
+        ["SE of pass@1 now", f"{100 * v.se_now:.1f} pp"],
+        ["with 2x tasks", f"{100 * v.se_double_tasks:.1f} pp"],
+        ["with 2x attempts per task", f"{100 * v.se_double_attempts:.1f} pp"],
+        ["naive SE (attempts independent)", f"{100 * v.se_naive:.1f} pp"],
+    ]
+    caption = (
+        "Left: how much of the variance of attempt outcomes lies between tasks and within them. "
+        "Right: the SE of pass@1 now, with twice the tasks, and with twice the attempts per task."
+    )
+    name = f"{anchor}-variance"
+    return figure(
+        name, lambda: _plots.variance_svg(run, name), caption, table(["part", "value"], rows)
+    )
+
+
+def _href(path: str, base: Path | None) -> str:
+    """A link to a local file: relative to the page's folder when known, else a file:// URI."""
+    if base is None:
+        return Path(path).as_uri()
+    return escape(Path(os.path.relpath(path, base)).as_posix(), quote=True)
+
+
+def _grid(tasks: Sequence[TaskOutcomes], base: Path | None) -> str:
+    k = max((a.attempt_index for t in tasks for a in t.attempts), default=-1) + 1
+    legend = " ".join(
+        f'<span class="o {cls}">{sym} {escape(word)}</span>' for cls, sym, word in OUTCOMES.values()
+    )
+    out = [
+        f'<p class="legend">{legend}. Each cell links to the attempt\'s kept raw output '
+        "(agent and grader output), where the ledger kept it.</p>",
+        '<div class="scroll"><table class="grid"><thead><tr><th>task</th><th>stratum</th><th class="num">passes</th>',
+    ]
+    out += [f'<th class="num">#{i}</th>' for i in range(k)]
+    out.append("</tr></thead><tbody>")
+    for t in tasks:
+        passes = sum(a.outcome == "pass" for a in t.attempts)
+        note = (
+            ' <span class="tag">quarantined: oracle leaked, not scored</span>'
+            if t.quarantined
+            else ""
+        )
+        out.append(
+            f'<tr><th scope="row">{escape(t.task_id)}{note}</th><td>{escape(t.stratum or "")}</td><td class="num">{passes}/{len(t.attempts)}</td>'
+        )
+        cells = {a.attempt_index: a for a in t.attempts}
+        for i in range(k):
+            a = cells.get(i)
+            if a is None:
+                out.append('<td class="o none">–</td>')
+                continue
+            cls, sym, word = OUTCOMES[a.outcome]
+            title = [f"attempt {i}: {word}"]
+            if a.elapsed_s is not None:
+                title.append(f"{a.elapsed_s:.1f} s")
+            if a.timed_out and a.outcome == "pass":
+                title.append("passed when graded after its timeout")
+            if a.error:
+                title.append(a.error)
+            if a.transcript_files:
+                title.append("kept: " + ", ".join(a.transcript_files))
+            label = f"{sym} {escape(word)}"
+            if a.transcript is not None:
+                label = f'<a href="{_href(a.transcript, base)}">{label}</a>'
+            out.append(
+                f'<td class="o {cls}" title="{escape("; ".join(title), quote=True)}">{label}</td>'
+            )
+        out.append("</tr>")
+    out.append("</tbody></table></div>")
+    return "\n".join(out)
+
+
+def _cost(x: float | None) -> str:
+    return "not measured" if x is None else f"${x:,.2f}"
+
+
+def _budget(b: RunBudget, anchor: str) -> str:
+    rows = [
+        [
+            str(r.budget),
+            f"{_pct(r.coverage)} ({r.covered}/{b.tasks})",
+            _cost(r.cost),
+            _cost(r.cost_stop_at_first_success),
+            f"{r.attempts} / {r.attempts_stop_at_first_success}",
+        ]
+        for r in b.rows
+    ]
+    numbers = table(
+        ["budget b", "coverage", "cost", "cost, stop at first pass", "attempts (all / stop)"],
+        rows,
+    )
+    notes = "".join(f'<p class="note">note: {escape(n)}</p>' for n in b.notes)
+    caption = (
+        "Left: coverage, the share of tasks with a pass within their first b attempts (attempt "
+        "order as recorded). Right: what budget b costs, spending all b attempts (circles, solid) "
+        "or stopping each task at its first pass (triangles, dashed); unknown cost is not drawn."
+    )
+    name = f"{anchor}-budget"
+    return notes + figure(name, lambda: _plots.budget_svg(b, name), caption, numbers)
+
+
+def _failures(run: RunScore) -> str:
+    f = run.failures
+    if f is None or f.attempts == 0:
+        return "<p>No attempt failed.</p>"
+    words = {"failed": "failed (graded)", "timed_out": "timed out", "infra_error": "infra error"}
+    rows = [[words.get(k, k), str(n)] for k, n in f.by_outcome.items()]
+    outcome = table([f"{f.attempts} attempts did not pass", "attempts"], rows)
+    errors = [[text, str(n)] for text, n in f.by_error]
+    if f.other_errors:
+        errors.append(["other errors", str(f.other_errors)])
+    if f.no_error:
+        errors.append(["no error recorded", str(f.no_error)])
+    return f'<div class="pair">{outcome}{table(["error", "attempts"], errors)}</div>'
+
+
+def _selection(run: RunScore) -> str:
+    sel = run.selection
+    if sel is None:
+        return ""
+    rows = [
+        [label, f"{n}/{sel.tasks}", _pct(m.estimate), interval(m.ci_low, m.ci_high)]
+        for label, n, m in (
+            ("pool coverage (a pass among the attempts)", sel.pool_covered, sel.pool_coverage),
+            (
+                "delivered success (the selected attempt passed)",
+                sel.delivered,
+                sel.delivered_success,
+            ),
+            ("selector misses (pool had a pass, selected did not)", sel.misses, sel.miss_rate),
+        )
+    ]
+    out = [
+        "<h3>Selection: pool against delivered</h3>",
+        table(["", "tasks", "rate", "interval"], rows),
+    ]
+    if sel.miss_task_ids:
+        out.append(f"<p>missed: {escape(', '.join(sel.miss_task_ids))}</p>")
+    if sel.tasks_unmarked or sel.nothing_selected:
+        out.append(
+            f"<p>{sel.tasks_unmarked} task(s) record no selection (left out); "
+            f"{sel.nothing_selected} marked none selected (delivered nothing).</p>"
+        )
+    return "\n".join(out)
+
+
+def _faults(run: RunScore) -> str:
+    ft = run.faults
+    if ft is None:
+        return ""
+    rows = [
+        [
+            f"{r.kind}:{r.fault_type}",
+            str(r.tasks),
+            *(str(r.outcomes[k]) for k in ("passed", "failed", "timed_out", "infra_error")),
+            f"{r.tasks_always_passed} / {r.tasks_never_passed}",
+        ]
+        for r in ft.rows
+    ]
+    head = ["fault type", "tasks", "passed", "failed", "timed out", "infra error",
+            "tasks always / never passed"]  # fmt: skip
+    caption = (
+        f"{ft.tasks} fault-case task(s), {ft.attempts} attempts, kept out of the headline rate "
+        "(stratum fault:<type> or regression:<type>)"
+    )
+    return "<h3>Fault cases, type by outcome</h3>" + table(head, rows, caption)
+
+
+def run_section(
+    run: RunScore,
+    grid: Sequence[TaskOutcomes] | None,
+    budget: RunBudget | None,
+    base: Path | None,
+) -> str:
+    """The section of one run; ``grid`` and ``budget`` where the caller has them (``trialbook
+    report`` does; ``score --format html`` has neither)."""
+    anchor = run_anchor(run)
+    parts = [
+        f'<section id="{anchor}"><h2>{escape(_header(run))}</h2>',
+        f'<p class="headline">{escape(headline(run))}</p>',
+    ]
+    parts += [f'<p class="note">note: {escape(n)}</p>' for n in run.notes]
+    parts += ["<h3>Scorecard</h3>", _scorecard(run)]
+    parts += ["<h3>Failures by outcome and error</h3>", _failures(run)]
+    parts += ["<h3>pass@k and pass^k against k</h3>", _passk(run, anchor)]
+    parts += ["<h3>By stratum</h3>", _strata(run, anchor)]
+    if grid is not None:
+        parts += ["<h3>Outcomes, task by attempt</h3>", _grid(grid, base)]
+    if budget is not None:
+        parts += ["<h3>Budget and cost</h3>", _budget(budget, anchor)]
+    parts += [_selection(run), _faults(run)]
+    parts += ["<h3>Variance split</h3>", _variance(run, anchor), "</section>"]
+    return "\n".join(p for p in parts if p)
