@@ -27,6 +27,12 @@ def _report(tmp_path: Path, **options: Any) -> tuple[Path, str]:
     return ledger, report_html(built, base=out)
 
 
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The two-run ledger and its page, rendered once for the tests that only read it."""
+    return _report(tmp_path_factory.mktemp("report"))
+
+
 def _cells(page: str, run: str, task: str) -> list[str]:
     """The outcome words of one task's row in one run's grid, in attempt order."""
     section = page.split(f'<section id="run-{run}">', 1)[1].split("</section>", 1)[0]
@@ -34,8 +40,8 @@ def _cells(page: str, run: str, task: str) -> list[str]:
     return re.findall(r'<td class="o (\w+)"', row)
 
 
-def test_the_page_fetches_nothing_and_needs_no_script(tmp_path: Path) -> None:
-    _, page = _report(tmp_path)
+def test_the_page_fetches_nothing_and_needs_no_script(made: tuple[Path, str]) -> None:
+    _, page = made
     assert page.startswith("<!DOCTYPE html>")
     assert "<script" not in page
     assert "<link" not in page  # no stylesheet, icon or font fetched
@@ -54,8 +60,10 @@ def test_the_page_fetches_nothing_and_needs_no_script(tmp_path: Path) -> None:
     assert "@media print" in page
 
 
-def test_the_outcome_grid_shows_each_attempt_and_links_its_raw_output(tmp_path: Path) -> None:
-    _, page = _report(tmp_path)
+def test_the_outcome_grid_shows_each_attempt_and_links_its_raw_output(
+    made: tuple[Path, str],
+) -> None:
+    ledger, page = made
     # the fixture's outcome strings, cell by cell (1 pass, 0 fail, T timeout, I infra error)
     assert _cells(page, "base", "B") == ["pass"] * 4 + ["timeout"]
     assert _cells(page, "base", "C") == ["pass", "pass", "fail", "fail", "infra"]
@@ -67,12 +75,12 @@ def test_the_outcome_grid_shows_each_attempt_and_links_its_raw_output(tmp_path: 
     # base A#0 kept its output: the link is relative to the page's folder (out/) and lands there
     links = re.findall(r'<a href="([^"]+)">✓ pass</a>', page)
     assert links == ["../" + TRANSCRIPT]
-    assert (tmp_path / "out" / links[0] / "agent.out").is_file()
+    assert (ledger.parent / "out" / links[0] / "agent.out").is_file()
     assert "kept: agent.out" in page
 
 
-def test_the_comparison_lists_the_tasks_that_changed_each_way(tmp_path: Path) -> None:
-    ledger, page = _report(tmp_path)
+def test_the_comparison_lists_the_tasks_that_changed_each_way(made: tuple[Path, str]) -> None:
+    ledger, page = made
     section = page.split('<section id="compare-0">', 1)[1]
     # per-task pass@1 by hand (tests/report/_two_runs.py): A 100% -> 80%, B 80% -> 100%,
     # C 40% -> 60%, D 0% -> 20%
@@ -87,8 +95,8 @@ def test_the_comparison_lists_the_tasks_that_changed_each_way(tmp_path: Path) ->
     assert c.difference.estimate == pytest.approx((-0.2 + 0.2 + 0.2 + 0.2) / 4)
 
 
-def test_each_scorecard_is_scores_own(tmp_path: Path) -> None:
-    ledger, page = _report(tmp_path)
+def test_each_scorecard_is_scores_own(made: tuple[Path, str]) -> None:
+    ledger, page = made
     for run in score_file(ledger).runs:
         m = run.metrics["pass@1"]
         assert f"pass@1 {100 * m.estimate:.1f}% (95% interval {100 * m.ci_low:.1f}%" in page
