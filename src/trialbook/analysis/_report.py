@@ -139,6 +139,8 @@ class Report:
     """For each suite with two or more runs: each run against the baseline."""
     options: ReportOptions
     """The settings used."""
+    notes: tuple[str, ...] = ()
+    """Runs left uncompared for want of a dataset_id, and the like."""
 
 
 def _outcomes(ledger: Ledger) -> tuple[TaskOutcomes, ...]:
@@ -267,10 +269,21 @@ def build_report(ledgers: Sequence[Ledger], options: ReportOptions | None = None
             f"(runs: {', '.join(repr(r) for r in known)})",
             argument="baseline",
         )
-    suites: dict[str, list[RunReport]] = {}
+    # a suite is a dataset_id; runs that record none are of one suite only when they come from one
+    # file (a leaderboard of systems on one benchmark), never across files (unknown is not "same")
+    suites: dict[tuple[str, str], list[RunReport]] = {}
     for r in runs:
-        if r.score.dataset_id is not None:
-            suites.setdefault(r.score.dataset_id, []).append(r)
+        key = ("id", r.score.dataset_id) if r.score.dataset_id else ("file", r.source)
+        suites.setdefault(key, []).append(r)
+    unknown = [g for (kind, _), g in suites.items() if kind == "file"]
+    notes = []
+    if len(unknown) > 1:
+        named = ", ".join(g[0].score.run_id if len(g) == 1 else f"{g[0].source}'s" for g in unknown)
+        notes.append(
+            f"runs of different ledgers record no dataset_id ({named}): not compared across "
+            "ledgers, since nothing says they ran the same suite (trialbook compare compares "
+            "two of them when you know they did)"
+        )
     comparisons = []
     for group in suites.values():
         if len(group) < 2:
@@ -292,4 +305,5 @@ def build_report(ledgers: Sequence[Ledger], options: ReportOptions | None = None
         across_runs=tuple(across),
         comparisons=tuple(comparisons),
         options=options,
+        notes=tuple(notes),
     )

@@ -56,9 +56,10 @@ def report(
 ) -> None:
     """Write one HTML page of every run in LEDGER... and of their paired comparison.
 
-    Per run: the headline, the scorecard and its companion figures, pass@k and pass^k against k
-    with interval bands, per-stratum rates, the task x attempt outcome grid (each attempt linking
-    to its kept raw output), and the variance split. Runs on the same suite (same dataset_id) are
+    Per run: the headline, the scorecard and its companion figures, failures by outcome and error,
+    pass@k and pass^k against k with interval bands, per-stratum rates, the task x attempt outcome
+    grid (each attempt linking to its kept raw output), budget and cost curves, the selection view
+    and fault table where the ledger has them, and the variance split. Runs on the same suite (same dataset_id) are
     compared with the baseline task by task: the decision, a per-task difference plot and the
     tasks that changed. The page fetches nothing and needs no JavaScript; plots need the extra
     trialbook[plots] (matplotlib), without which tables stand in their place. docs/report.md

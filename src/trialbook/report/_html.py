@@ -154,7 +154,8 @@ def report_html(report: Report, *, base: Path | None = None) -> str:
     nav += [
         (f"compare-{i}", f"{p.candidate} vs {p.baseline}") for i, p in enumerate(report.comparisons)
     ]
-    body = [run_section(r.score, r.tasks, r.budget, base) for r in report.runs]
+    body = [f'<p class="note">note: {escape(n)}</p>' for n in report.notes]
+    body += [run_section(r.score, r.tasks, r.budget, base) for r in report.runs]
     body += [_paired_section(p, i) for i, p in enumerate(report.comparisons)]
     body += [
         f"<p>{escape(a.system or 'system')} over {a.runs} runs: pass@1 median {_pct(a.median)}, 5–95% band {_pct(a.p05)} – {_pct(a.p95)}</p>"
