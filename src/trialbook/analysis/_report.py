@@ -273,8 +273,8 @@ def build_report(ledgers: Sequence[Ledger], options: ReportOptions | None = None
     # file (a leaderboard of systems on one benchmark), never across files (unknown is not "same")
     suites: dict[tuple[str, str], list[RunReport]] = {}
     for r in runs:
-        key = ("id", r.score.dataset_id) if r.score.dataset_id else ("file", r.source)
-        suites.setdefault(key, []).append(r)
+        suite = ("id", r.score.dataset_id) if r.score.dataset_id else ("file", r.source)
+        suites.setdefault(suite, []).append(r)
     unknown = [g for (kind, _), g in suites.items() if kind == "file"]
     notes = []
     if len(unknown) > 1:

@@ -174,6 +174,7 @@ def difference_svg(paired: PairedRuns, name: str) -> str:
     c = paired.comparison
     assert c is not None, "difference_svg needs a comparison"
     tasks = list(paired.per_task)
+    size = 6.0 if len(tasks) <= 40 else 3.0  # hundreds of tasks: small markers, still apart
     with _figure(name, 6.0, 3.0) as (fig, out):
         ax = fig.add_subplot()
         ax.axhspan(c.ci_low, c.ci_high, color=SKY, alpha=0.3, lw=0)
@@ -189,7 +190,13 @@ def difference_svg(paired: PairedRuns, name: str) -> str:
             ys = [t.difference for t in tasks if pick(t.difference)]
             if xs:
                 ax.plot(
-                    xs, ys, ls="none", marker=marker, color=colour, label=f"{label} ({len(xs)})"
+                    xs,
+                    ys,
+                    ls="none",
+                    marker=marker,
+                    ms=size,
+                    color=colour,
+                    label=f"{label} ({len(xs)})",
                 )
         ax.set_xlim(0, len(tasks) + 1)
         ax.set_ylim(-1.05, 1.05)
