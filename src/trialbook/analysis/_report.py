@@ -78,6 +78,8 @@ class TaskOutcomes:
     """An attempt leaked the oracle: the task is shown, never scored."""
     attempts: tuple[AttemptOutcome, ...]
     """Its attempts."""
+    passes: int
+    """How many of them passed."""
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,7 @@ def _outcomes(ledger: Ledger) -> tuple[TaskOutcomes, ...]:
                 stratum=strata[rows[0]],
                 quarantined=bool(np.any(leak[rows])),
                 attempts=tuple(attempts),
+                passes=sum(a.outcome == "pass" for a in attempts),
             )
         )
     return tuple(out)

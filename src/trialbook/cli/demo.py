@@ -60,8 +60,8 @@ def demo(out: Path, jobs: int, sandbox: str | None) -> None:
         console.print(f"{name}: {render.headline(score.runs[0])}", markup=False)
     console.print(
         f"compare ({c.metric}): {c.decision}, candidate - baseline "
-        f"{100 * c.difference.estimate:+.1f} pp, {c.confidence:.0%} interval "
-        f"{100 * c.ci_low:+.1f} to {100 * c.ci_high:+.1f} pp over {c.tasks} paired tasks",
+        f"{_pp(c.difference.estimate)}, {c.confidence:.0%} interval "
+        f"{_pp(c.ci_low)} to {_pp(c.ci_high)} over {c.tasks} paired tasks",
         markup=False,
     )
     # paths on lines of their own, never folded mid-word however long they are
@@ -79,6 +79,11 @@ def demo(out: Path, jobs: int, sandbox: str | None) -> None:
     )
     for command in ("score", "report"):
         console.print(f"  trialbook {command} {out / 'ledger.db'}", markup=False, soft_wrap=True)
+
+
+def _pp(x: float) -> str:
+    """Points with a sign; a bound that rounds to zero is +0.0 pp, never -0.0 pp."""
+    return f"{round(100 * x, 1) + 0.0:+.1f} pp"
 
 
 class _DemoProgress:

@@ -28,6 +28,11 @@ if TYPE_CHECKING:
 __all__ = ["compare_html", "report_html", "score_html"]
 
 
+def _signed(x: float) -> str:
+    """A difference in points with its sign; one that rounds to zero is +0.0, never -0.0."""
+    return f"{round(100 * x, 1) + 0.0:+.1f}"
+
+
 def _se(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f} pp"
 
@@ -37,8 +42,8 @@ def _decision(c: Comparison) -> str:
     p = "n/a" if c.p_value is None else f"{c.p_value:.4g}"
     return (
         f"{c.decision.upper()}: {c.candidate.run_id} - {c.baseline.run_id} = "
-        f"{100 * d.estimate:+.1f} pp on {c.metric}, {c.confidence:.0%} interval "
-        f"{100 * c.ci_low:+.1f} to {100 * c.ci_high:+.1f} pp ({c.ci_method}), p = {p}, "
+        f"{_signed(d.estimate)} pp on {c.metric}, {c.confidence:.0%} interval "
+        f"{_signed(c.ci_low)} to {_signed(c.ci_high)} pp ({c.ci_method}), p = {p}, "
         f"{c.tasks} paired tasks"
     )
 
@@ -47,6 +52,11 @@ def _comparison_body(c: Comparison) -> str:
     d = c.difference
     parts = [f'<p class="headline">{escape(_decision(c))}</p>']
     parts += [f'<p class="note">warning: {escape(w)}</p>' for w in c.warnings]
+    if c.fault_tasks_left_out:
+        parts.append(
+            f"<p>{c.fault_tasks_left_out} fault-case task(s) (stratum fault:&lt;type&gt; or "
+            "regression:&lt;type&gt;) are kept out of the comparison, as out of the headline.</p>"
+        )
     rows = [
         [
             "baseline",
@@ -75,8 +85,8 @@ def _comparison_body(c: Comparison) -> str:
             [
                 s.stratum,
                 str(s.tasks),
-                f"{100 * s.estimate:+.1f} pp",
-                f"{100 * s.ci_low:+.1f} to {100 * s.ci_high:+.1f} pp",
+                f"{_signed(s.estimate)} pp",
+                f"{_signed(s.ci_low)} to {_signed(s.ci_high)} pp",
                 "n/a" if s.p_value is None else f"{s.p_value:.4g}",
                 "n/a" if s.p_holm is None else f"{s.p_holm:.4g}",
             ]
@@ -103,7 +113,7 @@ def _paired_section(p: PairedRuns, i: int) -> str:
             t.stratum or "",
             _pct(t.baseline),
             _pct(t.candidate),
-            f"{100 * t.difference:+.1f} pp",
+            f"{_signed(t.difference)} pp",
         ]
         for t in p.per_task
     ]

@@ -129,14 +129,13 @@ def _grid(tasks: Sequence[TaskOutcomes], base: Path | None) -> str:
     out += [f'<th class="num">#{i}</th>' for i in range(k)]
     out.append("</tr></thead><tbody>")
     for t in tasks:
-        passes = sum(a.outcome == "pass" for a in t.attempts)
         note = (
             ' <span class="tag">quarantined: oracle leaked, not scored</span>'
             if t.quarantined
             else ""
         )
         out.append(
-            f'<tr><th scope="row">{escape(t.task_id)}{note}</th><td>{escape(t.stratum or "")}</td><td class="num">{passes}/{len(t.attempts)}</td>'
+            f'<tr><th scope="row">{escape(t.task_id)}{note}</th><td>{escape(t.stratum or "")}</td><td class="num">{t.passes}/{len(t.attempts)}</td>'
         )
         cells = {a.attempt_index: a for a in t.attempts}
         for i in range(k):
@@ -162,7 +161,9 @@ def _grid(tasks: Sequence[TaskOutcomes], base: Path | None) -> str:
             )
         out.append("</tr>")
     out.append("</tbody></table></div>")
-    return "\n".join(out)
+    # up to 200 tasks open; a longer grid folded (it stays in the page, a click away)
+    fold = f"<details{' open' if len(tasks) <= 200 else ''}><summary>{len(tasks)} tasks x {k} attempts</summary>"
+    return fold + "\n".join(out) + "</details>"
 
 
 def _cost(x: float | None) -> str:
