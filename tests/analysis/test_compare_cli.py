@@ -138,7 +138,11 @@ def test_allowed_differences_are_said_first(tmp_path: Path) -> None:
     out = invoke(
         "compare", str(a), str(b), "--allow-different-suites", "--allow-grader-change"
     ).output
-    assert out.splitlines()[2].startswith("WARNING: NOT THE SAME SUITE")
+    # the decision leads; what was allowed comes straight under it, before the figures
+    words = " ".join(out.split())
+    assert words.startswith("DECISION: ")
+    assert "paired tasks WARNING: NOT THE SAME SUITE" in words
+    assert words.index("WARNING: NOT THE SAME SUITE") < words.index("candidate b")
     assert "grader_version differs" in out
 
 

@@ -124,3 +124,24 @@ def test_a_run_of_fault_cases_only_says_so(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "f.jsonl", matrix_rows({"F": [1, 0]}, stratum="fault:crash"))
     with pytest.raises(TrialbookError, match="fault case"):
         score_file(path)
+
+
+def test_failures_by_outcome_and_error(tmp_path: Path) -> None:
+    # 6 attempts of one task: 1 pass; fails: 2 x "E1", 1 x "E2", 1 timeout (no error), 1 infra
+    rows = [
+        base_row("t", 0, passed=True, k=6),
+        base_row("t", 1, passed=False, k=6, error="E1"),
+        base_row("t", 2, passed=False, k=6, error="E2"),
+        base_row("t", 3, passed=False, k=6, error="E1"),
+        base_row("t", 4, passed=False, k=6, timed_out=True, status="timed_out"),
+        base_row("t", 5, passed=False, k=6, status="infra_error", error="no sandbox"),
+    ]
+    (run,) = score_file(write_jsonl(tmp_path / "f.jsonl", rows)).runs
+    f = run.failures
+    assert f is not None
+    assert f.attempts == 5
+    assert f.by_outcome == {"failed": 3, "timed_out": 1, "infra_error": 1}
+    assert f.by_error == (("E1", 2), ("E2", 1), ("no sandbox", 1))
+    assert (f.other_errors, f.no_error) == (0, 1)
+    doc = score_to_dict(score_file(tmp_path / "f.jsonl"))["runs"][0]["failures"]
+    assert doc["by_error"][0] == {"error": "E1", "attempts": 2}

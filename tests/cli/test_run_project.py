@@ -241,9 +241,9 @@ def test_score_and_compare_mark_an_interrupted_run(outside_tmp: Path) -> None:
     assert done < 6
     scored = CliRunner().invoke(main, ["score", str(ledger), "--format", "markdown"])
     assert scored.exit_code == 0, scored.output
-    header = next(x for x in scored.output.splitlines() if x.startswith("### run cut "))
-    assert header.endswith(f"INTERRUPTED: {done} of 6 attempts")
-    full = next(x for x in scored.output.splitlines() if x.startswith("### run full "))
+    header = next(x for x in scored.output.splitlines() if x.startswith("### `cut`"))
+    assert header.endswith(f"INTERRUPTED: {done} of 6 attempts")  # in the headline itself
+    full = next(x for x in scored.output.splitlines() if x.startswith("### `full`"))
     assert "INTERRUPTED" not in full
     as_json = CliRunner().invoke(main, ["score", str(ledger), "--run", "cut", "--format", "json"])
     (run,) = json.loads(as_json.output)["runs"]
@@ -255,9 +255,12 @@ def test_score_and_compare_mark_an_interrupted_run(outside_tmp: Path) -> None:
     }
     compared = CliRunner().invoke(main, ["compare", f"{ledger}:full", f"{ledger}:cut"])
     assert compared.exit_code == 0, compared.output
-    title, _, warning = compared.output.splitlines()[:3]
-    assert title.startswith("trialbook compare")  # the mark sits right under the title
-    assert warning == (
+    # the decision leads; the mark sits right under it, before the two runs' figures
+    words = " ".join(compared.output.split())
+    assert words.startswith("DECISION: ")
+    warning = (
         f"WARNING: candidate run cut is INTERRUPTED: {done} of 6 attempts: compared on the "
         "attempts made so far"
     )
+    assert words.index("paired tasks WARNING: candidate run cut") < words.index("candidate cut (")
+    assert warning in words

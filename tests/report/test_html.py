@@ -99,7 +99,8 @@ def test_each_scorecard_is_scores_own(made: tuple[Path, str]) -> None:
     ledger, page = made
     for run in score_file(ledger).runs:
         m = run.metrics["pass@1"]
-        assert f"pass@1 {100 * m.estimate:.1f}% (95% interval {100 * m.ci_low:.1f}%" in page
+        shown = f"pass@1 {100 * m.estimate:.1f}% ({100 * m.ci_low:.1f}%–{100 * m.ci_high:.1f}%)"
+        assert f'<p class="headline">{run.run_id}: {shown}' in page
     # base: 5 + 4 + 2 + 0 passes of 20 attempts; per task 1, .8, .4, 0 -> pass@1 = 2.2 / 4
     assert "pass@1 55.0%" in page
 

@@ -23,7 +23,11 @@ def _texts(path: Path, options: ScoreOptions | None = None) -> tuple[str, str, d
 
 
 def _table_se(text: str, metric: str) -> str:
-    found = re.search(rf"{re.escape(metric)}\s*[│|]\s*\S+\s*[│|]\s*[^│|]+[│|]\s*([\d.]+ pp)", text)
+    # a markdown row (| pass@1 | 46.0% | 17.7% – 77.1% | 18.8 pp |) or a terminal row (columns
+    # apart by blanks)
+    found = re.search(
+        rf"{re.escape(metric)}\s*\|?\s*\S+\s*\|?\s*\S+ – \S+\s*\|?\s*([\d.]+ pp)", text
+    )
     assert found, text
     return found.group(1)
 

@@ -54,13 +54,17 @@ def failure_breakdown(rows: Ledger) -> Failures:
     """The breakdown of ``rows``' attempts that did not pass."""
     masks = outcome_masks(rows)
     failed = ~masks["passed"]
-    errors = rows.where(failed).column("error") if failed.any() else np.array([], dtype=object)
-    counts = Counter(e for e in errors.tolist() if e is not None)
+    attempts = int(failed.sum())
+    counts: Counter[str] = Counter()
+    if rows.recorded("error"):
+        # the text of the failed rows only; where() would copy every column first
+        counts.update(e for e in rows.column("error")[failed].tolist() if e is not None)
     top = tuple(counts.most_common(SHOWN_ERRORS))
+    known = sum(counts.values())
     return Failures(
-        attempts=int(failed.sum()),
+        attempts=attempts,
         by_outcome={name: int(masks[name].sum()) for name in OUTCOMES[1:]},
         by_error=top,
-        other_errors=sum(counts.values()) - sum(n for _, n in top),
-        no_error=int(sum(1 for e in errors.tolist() if e is None)),
+        other_errors=known - sum(n for _, n in top),
+        no_error=attempts - known,
     )

@@ -98,10 +98,14 @@ def compare(
     )
     if fmt == "json":
         click.echo(render.to_json(render.compare_to_dict(result)))
+    elif fmt == "markdown":
+        click.echo(render.compare_markdown(result), nl=False)
     elif fmt == "html":
         click.echo(render.compare_html(result), nl=False)
     else:
-        click.echo(render.compare_text(result, markdown=fmt == "markdown"), nl=False)
+        from trialbook.cli._console import console
+
+        console().print(render.compare_table(result))
     undecided = result.decision == "not enough tasks to decide"
     failed = gate is not None and (
         undecided

@@ -56,8 +56,8 @@ def demo(out: Path, jobs: int, sandbox: str | None) -> None:
     with _DemoProgress(Console(stderr=True, highlight=False)) as progress:
         result = run_demo(out, jobs=jobs, sandbox=sandbox or "auto", progress=progress)
     c = result.comparison
-    for name, score in result.scores.items():
-        console.print(f"{name}: {render.headline(score.runs[0])}", markup=False)
+    for score in result.scores.values():
+        console.print(render.headline(score.runs[0]), markup=False)
     console.print(
         f"compare ({c.metric}): {c.decision}, candidate - baseline "
         f"{_pp(c.difference.estimate)}, {c.confidence:.0%} interval "

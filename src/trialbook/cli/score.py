@@ -47,6 +47,13 @@ __all__ = ["echo_score", "score"]
     help="Drop attempts with status infra_error instead of counting them as failures "
     "(the report says so).",
 )
+@click.option("--tasks", "show_tasks", is_flag=True, help="Add the per-task table.")
+@click.option(
+    "--all-rows",
+    is_flag=True,
+    help="Keep the rows that repeat pass@1 (pass^1; the pooled attempt rate where it equals "
+    "pass@1), left out by default.",
+)
 @source_option
 @source_options
 @format_option("table", "json", "markdown", "html", schema="trialbook.score/1")
@@ -61,6 +68,8 @@ def score(
     method: str,
     weights: str,
     drop_infra_errors: bool,
+    show_tasks: bool,
+    all_rows: bool,
     source: str | None,
     run_id: str | None,
     system: str | None,
@@ -94,20 +103,21 @@ def score(
         source,
         ImportOptions(run_id=run_id, system=system, as_attempts=as_attempts, scorer=scorer),
     )
-    echo_score(score_ledger(rows, run=run, options=options), fmt)
+    echo_score(score_ledger(rows, run=run, options=options), fmt, tasks=show_tasks, every=all_rows)
 
 
-def echo_score(report: ScoreReport, fmt: str) -> None:
-    """Print a score report as a rich table, markdown, JSON or a self-contained HTML page."""
+def echo_score(report: ScoreReport, fmt: str, *, tasks: bool = False, every: bool = False) -> None:
+    """Print a score report as a rich table, markdown, JSON or a self-contained HTML page
+    (``tasks``: with the per-task table; ``every``: with the rows that repeat pass@1)."""
     from trialbook import report as render
 
     if fmt == "json":
         click.echo(render.to_json(render.score_to_dict(report)))
     elif fmt == "markdown":
-        click.echo(render.score_markdown(report), nl=False)
+        click.echo(render.score_markdown(report, tasks=tasks, every=every), nl=False)
     elif fmt == "html":
         click.echo(render.score_html(report), nl=False)
     else:
-        from rich.console import Console
+        from trialbook.cli._console import console
 
-        Console().print(render.score_table(report))
+        console().print(render.score_table(report, tasks=tasks, every=every))

@@ -1,7 +1,13 @@
 """Results to table / markdown / JSON / HTML with SVG plots. Renderers compute no statistics."""
 
 from trialbook.report._budget import BUDGET_SCHEMA, budget_markdown, budget_table, budget_to_dict
-from trialbook.report._compare import COMPARE_SCHEMA, compare_text, compare_to_dict
+from trialbook.report._compare import (
+    COMPARE_SCHEMA,
+    compare_markdown,
+    compare_table,
+    compare_text,
+    compare_to_dict,
+)
 from trialbook.report._harness import (
     GRADER_CHECK_SCHEMA,
     SUITE_CHECK_SCHEMA,
@@ -14,17 +20,13 @@ from trialbook.report._harness import (
 )
 from trialbook.report._html import compare_html, report_html, score_html
 from trialbook.report._json import to_json
-from trialbook.report._page import headline
 from trialbook.report._passk import PASSK_SCHEMA, passk_json, passk_text, passk_to_dict
 from trialbook.report._plan import PLAN_SCHEMA, plan_text, plan_to_dict
 from trialbook.report._runs import RUNS_SCHEMA, runs_text, runs_to_dict
-from trialbook.report._score import (
-    SCORE_SCHEMA,
-    render_plain,
-    score_markdown,
-    score_table,
-    score_to_dict,
-)
+from trialbook.report._score import SCORE_SCHEMA, score_to_dict
+from trialbook.report._score_markdown import score_markdown
+from trialbook.report._score_terminal import score_table
+from trialbook.report._views import headline, render_plain
 
 __all__ = [
     "BUDGET_SCHEMA",
@@ -39,6 +41,8 @@ __all__ = [
     "budget_table",
     "budget_to_dict",
     "compare_html",
+    "compare_markdown",
+    "compare_table",
     "compare_text",
     "compare_to_dict",
     "grader_check_text",

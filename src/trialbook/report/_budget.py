@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from trialbook.analysis import BudgetReport, RunBudget
 from trialbook.report._json import json_safe
+from trialbook.report._rich import table as titled_table
+from trialbook.report._views import md_text
 
 __all__ = ["BUDGET_SCHEMA", "budget_markdown", "budget_table", "budget_to_dict"]
 
@@ -63,34 +64,35 @@ def _title(run: RunBudget) -> str:
 
 
 _EXPLAIN = (
-    "coverage: tasks with a pass within their first b attempts (attempt_index order); cost: all "
-    "b attempts of every task; stop: each task stops at its first pass"
+    "coverage: tasks with a pass within their first b attempts (attempt_index order); cost and "
+    "attempts: all b attempts of every task; stop: each task stops at its first pass"
 )
 
 
-def _cells(run: RunBudget) -> list[tuple[str, str, str, str, str]]:
+def _cells(run: RunBudget) -> list[tuple[str, ...]]:
     return [
         (
             str(r.budget),
             f"{r.coverage:.1%} ({r.covered}/{run.tasks})",
             _cost(r.cost),
             _cost(r.cost_stop_at_first_success),
-            f"{r.attempts} / {r.attempts_stop_at_first_success}",
+            str(r.attempts),
+            str(r.attempts_stop_at_first_success),
         )
         for r in run.rows
     ]
 
 
-_HEAD = ("budget", "coverage", "cost", "cost, stop at first pass", "attempts (fixed / stop)")
+_HEAD = ("budget", "coverage", "cost", "cost, stop", "attempts", "attempts, stop")
 
 
 def budget_table(report: BudgetReport) -> Group:
     """A rich renderable for the terminal: one table per run."""
     parts: list[Any] = []
     for run in report.runs:
-        table = Table(title=_title(run), title_justify="left", show_edge=False)
-        for i, head in enumerate(_HEAD):
-            table.add_column(head, justify="left" if i == 0 else "right", overflow="fold")
+        table = titled_table(_title(run))
+        for head in _HEAD:
+            table.add_column(head, justify="right", no_wrap=True)
         for cells in _cells(run):
             table.add_row(*cells)
         parts += [table, Text(_EXPLAIN, style="dim")]
@@ -104,9 +106,9 @@ def budget_markdown(report: BudgetReport) -> str:
     out: list[str] = []
     for run in report.runs:
         out += [f"### {_title(run)}", ""]
-        out += ["| " + " | ".join(_HEAD) + " |", "|---:|---:|---:|---:|---:|"]
+        out += ["| " + " | ".join(_HEAD) + " |", "|" + "---:|" * len(_HEAD)]
         out += ["| " + " | ".join(c) + " |" for c in _cells(run)]
         out += ["", f"_{_EXPLAIN}._"]
-        out += [f"- note: {n}" for n in run.notes]
+        out += [f"- note: {md_text(n)}" for n in run.notes]
         out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -1,14 +1,19 @@
-"""Render a Comparison (JSON contract, markdown, plain text). No statistics here."""
+"""Render a Comparison (JSON contract, terminal, markdown). No statistics here."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from typing import Any
 
+from rich.console import Group
+from rich.text import Text
+
 from trialbook.analysis import Comparison
 from trialbook.report._json import json_safe
+from trialbook.report._rich import table as titled_table
+from trialbook.report._views import md_text, render_plain
 
-__all__ = ["COMPARE_SCHEMA", "compare_text", "compare_to_dict"]
+__all__ = ["COMPARE_SCHEMA", "compare_markdown", "compare_table", "compare_text", "compare_to_dict"]
 
 COMPARE_SCHEMA = "trialbook.compare/1"
 
@@ -74,50 +79,132 @@ def _p(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.4g}"
 
 
-def compare_text(c: Comparison, *, markdown: bool = False) -> str:
-    """A human report; markdown when asked (for a pull-request comment)."""
+def _flip_words(c: Comparison) -> tuple[str, str]:
+    """How the two directions are called: flips with one attempt each, else rose/fell."""
+    if c.mcnemar is not None:
+        return "fail -> pass", "pass -> fail"
+    return f"{c.metric} rose", f"{c.metric} fell"
+
+
+def _lead(c: Comparison) -> str:
     d = c.difference
-    b = "- " if markdown else ""
-    lines = [
-        f"{'## ' if markdown else ''}trialbook compare — {c.metric}, {c.tasks} paired tasks",
-        "",
+    return (
+        f"DECISION: {c.decision} · {c.metric} {_pp(d.estimate)} "
+        f"({c.confidence:.0%} interval {_pp(c.ci_low)} to {_pp(c.ci_high)}), "
+        f"p = {_p(c.p_value)}, {c.tasks} paired tasks"
+    )
+
+
+def _sides(c: Comparison) -> list[str]:
+    return [
+        f"{role} {side.run_id} ({side.system or 'system not recorded'}): {100 * side.estimate:.1f}%"
+        for role, side in (("candidate", c.candidate), ("baseline ", c.baseline))
     ]
-    lines += [f"{b}WARNING: {w}" for w in c.warnings]
-    if c.warnings:
-        lines.append("")
-    lines += [
-        f"{b}baseline  {c.baseline.run_id} ({c.baseline.system or 'system not recorded'}): {100 * c.baseline.estimate:.1f}%",
-        f"{b}candidate {c.candidate.run_id} ({c.candidate.system or 'system not recorded'}): {100 * c.candidate.estimate:.1f}%",
-        f"{b}difference {_pp(d.estimate)}, {c.confidence:.0%} interval {_pp(c.ci_low)} to {_pp(c.ci_high)} "
-        f"({c.ci_method}), p = {_p(c.p_value)}",
-        f"{b}paired SE {_pp(d.se_paired).lstrip('+')} vs unpaired SE {_pp(d.se_unpaired).lstrip('+')}: what pairing bought"
+
+
+def _how(c: Comparison) -> list[str]:
+    d = c.difference
+    lines = [
+        f"{c.ci_method}; act only when the interval excludes 0, i.e. p < {1 - c.confidence:.2g}",
+        f"paired SE {_pp(d.se_paired).lstrip('+')} vs unpaired SE "
+        f"{_pp(d.se_unpaired).lstrip('+')}: what pairing bought"
         + (f"; per-task correlation {d.correlation:.2f}" if d.correlation is not None else ""),
+        f"minimum detectable effect at this design {_pp(d.mde).lstrip('+')} with 80% power",
     ]
     if c.mcnemar is not None:
         m = c.mcnemar
         lines.append(
-            f"{b}McNemar: both {m.both}, only baseline {m.only_baseline}, only candidate {m.only_candidate}, "
-            f"neither {m.neither} (the mid-p McNemar test above decides)"
+            f"McNemar: both {m.both}, only baseline {m.only_baseline}, only candidate "
+            f"{m.only_candidate}, neither {m.neither} (the mid-p McNemar test above decides)"
         )
-    lines.append(
-        f"{b}DECISION: {c.decision} (act only when the interval excludes 0, i.e. p < "
-        f"{1 - c.confidence:.2g}; minimum detectable effect at this design "
-        f"{_pp(d.mde).lstrip('+')} with 80% power)"
-    )
     if c.decision == "not enough tasks to decide":
         lines.append(
-            f"{b}too few tasks: even if every informative task went one way, p could not fall "
+            f"too few tasks: even if every informative task went one way, p could not fall "
             f"below {1 - c.confidence:.2g}; no decision and no gate verdict from this comparison"
         )
+    return lines
+
+
+_STRATA_HEAD = ("stratum", "tasks", "difference", "interval (unadjusted)", "p", "p (Holm)")
+
+
+def _strata_rows(c: Comparison) -> list[tuple[str, ...]]:
+    return [
+        (
+            s.stratum,
+            str(s.tasks),
+            _pp(s.estimate),
+            f"{_pp(s.ci_low)} to {_pp(s.ci_high)}",
+            _p(s.p_value),
+            _p(s.p_holm),
+        )
+        for s in c.strata
+    ]
+
+
+def _names(names: tuple[str, ...], limit: int) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _flips(c: Comparison, limit: int) -> list[str]:
+    up, down = _flip_words(c)
+    return [
+        f"{word} ({len(names)}): {_names(names, limit) if names else 'none'}"
+        for word, names in ((up, c.improved_tasks), (down, c.worsened_tasks))
+    ]
+
+
+def compare_table(c: Comparison) -> Group:
+    """A rich renderable for the terminal: the decision and the difference first."""
+    style = {"improvement": "bold green", "regression": "bold red"}.get(c.decision, "bold")
+    parts: list[Any] = [Text(_lead(c), style=style)]
+    parts += [Text(f"WARNING: {w}", style="yellow") for w in c.warnings]
+    parts += [Text(line) for line in _sides(c)]
+    parts.append(Text(""))
+    parts += [Text(line, style="dim") for line in _how(c)]
     if c.strata:
-        lines += [
-            "",
-            "| stratum | tasks | difference | interval (unadjusted) | p | p (Holm) |",
-            "|---|---:|---:|---:|---:|---:|",
-        ]
-        for s in c.strata:
-            lines.append(
-                f"| {s.stratum} | {s.tasks} | {_pp(s.estimate)} | {_pp(s.ci_low)} to {_pp(s.ci_high)} | "
-                f"{_p(s.p_value)} | {_p(s.p_holm)} |"
-            )
-    return "\n".join(lines) + "\n"
+        table = titled_table("by stratum")
+        for i, head in enumerate(_STRATA_HEAD):
+            table.add_column(head, justify="left" if i == 0 else "right", no_wrap=i > 0)
+        for row in _strata_rows(c):
+            table.add_row(*row)
+        parts += [Text(""), table]
+    parts += [Text("")] + [Text(line) for line in _flips(c, 20)]
+    return Group(*parts)
+
+
+def compare_markdown(c: Comparison) -> str:
+    """Markdown for a pull-request comment or a job summary: the decision and the difference
+    first, the rest folded in ``<details>``; the flipped tasks listed in each direction."""
+    out = [f"### {_lead(c)}", ""]
+    out += [f"> **WARNING:** {md_text(w)}" for w in c.warnings]
+    if c.warnings:
+        out.append("")
+    out += [f"{line.replace('baseline ', 'baseline')}  " for line in _sides(c)] + [""]
+    up, down = _flip_words(c)
+    flips = [
+        f"- **{word}** ({len(names)}): {', '.join(f'`{n}`' for n in names) if names else 'none'}"
+        for word, names in ((up, c.improved_tasks), (down, c.worsened_tasks))
+    ]
+    out += _fold(
+        f"Tasks that changed: {len(c.improved_tasks)} {up}, {len(c.worsened_tasks)} {down}", flips
+    )
+    if c.strata:
+        body = ["| " + " | ".join(_STRATA_HEAD) + " |", "|---|---:|---:|---:|---:|---:|"]
+        body += ["| " + " | ".join(md_text(x) for x in row) + " |" for row in _strata_rows(c)]
+        out += _fold("By stratum", body)
+    out += _fold("How this was decided", [f"- {md_text(line)}" for line in _how(c)])
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _fold(summary: str, body: list[str]) -> list[str]:
+    return ["<details>", f"<summary>{summary}</summary>", "", *body, "", "</details>", ""]
+
+
+def compare_text(c: Comparison, *, markdown: bool = False) -> str:
+    """The comparison as text: markdown (:func:`compare_markdown`) or the terminal view without
+    colour at 100 columns."""
+    if markdown:
+        return compare_markdown(c)
+    return render_plain(compare_table(c), width=100)

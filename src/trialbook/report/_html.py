@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from trialbook.report import _plots
 from trialbook.report._html_run import run_section
 from trialbook.report._page import figure, page, run_anchor, table
-from trialbook.report._score import _pct
+from trialbook.report._views import pct
 
 if TYPE_CHECKING:
     from trialbook.analysis import (
@@ -61,12 +61,12 @@ def _comparison_body(c: Comparison) -> str:
         [
             "baseline",
             f"{c.baseline.run_id} ({c.baseline.system or 'system not recorded'})",
-            _pct(c.baseline.estimate),
+            pct(c.baseline.estimate),
         ],
         [
             "candidate",
             f"{c.candidate.run_id} ({c.candidate.system or 'system not recorded'})",
-            _pct(c.candidate.estimate),
+            pct(c.candidate.estimate),
         ],
         [
             "paired SE / unpaired SE",
@@ -111,8 +111,8 @@ def _paired_section(p: PairedRuns, i: int) -> str:
         [
             t.task_id,
             t.stratum or "",
-            _pct(t.baseline),
-            _pct(t.candidate),
+            pct(t.baseline),
+            pct(t.candidate),
             f"{_signed(t.difference)} pp",
         ]
         for t in p.per_task
@@ -139,7 +139,7 @@ def _paired_section(p: PairedRuns, i: int) -> str:
         ("better on the baseline", p.regressed),
     ):
         names = ", ".join(
-            f"{t.task_id} ({_pct(t.baseline, 0)} → {_pct(t.candidate, 0)})" for t in group
+            f"{t.task_id} ({pct(t.baseline, 0)} → {pct(t.candidate, 0)})" for t in group
         )
         flips.append(
             f"<li><strong>{len(group)} {title}</strong>{': ' + escape(names) if group else ''}</li>"
@@ -168,7 +168,7 @@ def report_html(report: Report, *, base: Path | None = None) -> str:
     body += [run_section(r.score, r.tasks, r.budget, base) for r in report.runs]
     body += [_paired_section(p, i) for i, p in enumerate(report.comparisons)]
     body += [
-        f"<p>{escape(a.system or 'system')} over {a.runs} runs: pass@1 median {_pct(a.median)}, 5–95% band {_pct(a.p05)} – {_pct(a.p95)}</p>"
+        f"<p>{escape(a.system or 'system')} over {a.runs} runs: pass@1 median {pct(a.median)}, 5–95% band {pct(a.p05)} – {pct(a.p95)}</p>"
         for a in report.across_runs
     ]
     return page(f"trialbook report — {', '.join(report.sources)}", nav, body)

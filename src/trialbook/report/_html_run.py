@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialbook.report import _plots
-from trialbook.report._page import OUTCOMES, figure, headline, interval, run_anchor, table
-from trialbook.report._score import _ci_line, _companions, _header, _pct, _variance_lines
+from trialbook.report._page import OUTCOMES, figure, interval, run_anchor, table
+from trialbook.report._views import ci_line, companions, header, headline, pct, variance_lines
 
 if TYPE_CHECKING:
     from trialbook.analysis import RunBudget, RunScore, TaskOutcomes
@@ -24,7 +24,7 @@ def _scorecard(run: RunScore) -> str:
     rows = [
         [
             name,
-            _pct(m.estimate),
+            pct(m.estimate),
             interval(m.ci_low, m.ci_high),
             "n/a" if m.se is None else f"{100 * m.se:.1f} pp",
         ]
@@ -35,9 +35,9 @@ def _scorecard(run: RunScore) -> str:
             *([("mean score (partial credit)", run.mean_score)] if run.mean_score else []),
         ]
     ]
-    metrics = table(["metric", "estimate", "interval", "SE"], rows, _ci_line(run))
-    companions = table(["companion figure", "value"], _companions(run), numeric_from=2)
-    return f'<div class="pair">{metrics}{companions}</div>'
+    metrics = table(["metric", "estimate", "interval", "SE"], rows, ci_line(run))
+    effort = table(["companion figure", "value"], companions(run), numeric_from=2)
+    return f'<div class="pair">{metrics}{effort}</div>'
 
 
 def _passk(run: RunScore, anchor: str) -> str:
@@ -47,9 +47,9 @@ def _passk(run: RunScore, anchor: str) -> str:
         rows.append(
             [
                 str(k),
-                _pct(at.estimate),
+                pct(at.estimate),
                 interval(at.ci_low, at.ci_high),
-                _pct(hat.estimate),
+                pct(hat.estimate),
                 interval(hat.ci_low, hat.ci_high),
             ]
         )
@@ -72,7 +72,7 @@ def _strata(run: RunScore, anchor: str) -> str:
             s.stratum,
             str(s.tasks),
             str(s.attempts),
-            _pct(s.metrics[metric].estimate),
+            pct(s.metrics[metric].estimate),
             interval(s.metrics[metric].ci_low, s.metrics[metric].ci_high),
         ]
         for s in run.strata
@@ -86,7 +86,7 @@ def _strata(run: RunScore, anchor: str) -> str:
 def _variance(run: RunScore, anchor: str) -> str:
     v = run.variance
     if v is None:
-        return f"<p>{escape(_variance_lines(run)[0])}</p>"
+        return f"<p>{escape(variance_lines(run)[0])}</p>"
     rows = [
         [
             "between tasks",
@@ -174,7 +174,7 @@ def _budget(b: RunBudget, anchor: str) -> str:
     rows = [
         [
             str(r.budget),
-            f"{_pct(r.coverage)} ({r.covered}/{b.tasks})",
+            f"{pct(r.coverage)} ({r.covered}/{b.tasks})",
             _cost(r.cost),
             _cost(r.cost_stop_at_first_success),
             f"{r.attempts} / {r.attempts_stop_at_first_success}",
@@ -215,7 +215,7 @@ def _selection(run: RunScore) -> str:
     if sel is None:
         return ""
     rows = [
-        [label, f"{n}/{sel.tasks}", _pct(m.estimate), interval(m.ci_low, m.ci_high)]
+        [label, f"{n}/{sel.tasks}", pct(m.estimate), interval(m.ci_low, m.ci_high)]
         for label, n, m in (
             ("pool coverage (a pass among the attempts)", sel.pool_covered, sel.pool_coverage),
             (
@@ -272,7 +272,7 @@ def run_section(
     report`` does; ``score --format html`` has neither)."""
     anchor = run_anchor(run)
     parts = [
-        f'<section id="{anchor}"><h2>{escape(_header(run))}</h2>',
+        f'<section id="{anchor}"><h2>{escape(header(run))}</h2>',
         f'<p class="headline">{escape(headline(run))}</p>',
     ]
     parts += [f'<p class="note">note: {escape(n)}</p>' for n in run.notes]

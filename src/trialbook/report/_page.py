@@ -1,6 +1,6 @@
 """What every HTML page shares: the page around the sections (its stylesheet inline: the page
-fetches nothing), tables, figures with their numbers beside them, the outcome classes of the grid
-(colour, symbol and word: never colour alone) and a run's headline."""
+fetches nothing), tables, figures with their numbers beside them, and the outcome classes of the grid
+(colour, symbol and word: never colour alone)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from trialbook.report._css import CSS
 from trialbook.report._plots import plots_available
-from trialbook.report._score import _pct
+from trialbook.report._views import pct
 
 if TYPE_CHECKING:
     from trialbook.analysis import RunScore
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 __all__ = [
     "OUTCOMES",
     "figure",
-    "headline",
     "interval",
     "page",
     "run_anchor",
@@ -34,27 +33,6 @@ OUTCOMES = {
     "infra_error": ("infra", "⚠", "infra error"),
 }
 """Outcome -> (CSS class, symbol, word)."""
-
-
-def headline(run: RunScore) -> str:
-    """pass@1 with its interval, pass^k at the largest k, tasks x attempts: the run in one line."""
-    parts = []
-    first = run.metrics.get("pass@1")
-    if first is not None:
-        parts.append(
-            f"pass@1 {100 * first.estimate:.1f}% ({run.bootstrap.confidence:.0%} interval "
-            f"{100 * first.ci_low:.1f}% – {100 * first.ci_high:.1f}%)"
-        )
-    k = run.ks[-1]
-    if k > 1:
-        hat = run.metrics[f"pass^{k}"]
-        parts.append(
-            f"pass^{k} {100 * hat.estimate:.1f}% ({100 * hat.ci_low:.1f}% – {100 * hat.ci_high:.1f}%)"
-        )
-    per = run.attempts / run.tasks if run.tasks else 0.0
-    shown = f"{per:.0f}" if per == int(per) else f"{per:.1f}"
-    parts.append(f"{run.tasks} tasks × {shown} attempts")
-    return " · ".join(parts)
 
 
 def table(head: Sequence[str], rows: Rows, caption: str = "", numeric_from: int = 1) -> str:
@@ -94,7 +72,7 @@ def figure(name: str, draw: Callable[[], str], caption: str, table: str) -> str:
 
 
 def interval(low: float, high: float) -> str:
-    return f"{_pct(low)} – {_pct(high)}"
+    return f"{pct(low)} – {pct(high)}"
 
 
 def run_anchor(run: RunScore) -> str:
