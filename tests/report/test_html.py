@@ -125,6 +125,7 @@ def test_score_and_compare_print_html(tmp_path: Path) -> None:
     assert score.exit_code == 0, score.output
     assert score.output.startswith("<!DOCTYPE html>")
     assert score.output.count("<svg") == 6  # pass@k, strata, variance per run (no budget)
+    assert "<summary>4 tasks</summary>" in score.output  # the per-task counts instead of a grid
     assert score.output == score_html(score_file(ledger))
     compared = CliRunner().invoke(
         main, ["compare", f"{ledger}:base", f"{ledger}:cand", "--format", "html"]
@@ -213,13 +214,20 @@ def test_budget_failures_selection_and_faults_are_in_the_run_section(tmp_path: P
     # b = 1: A, B, C pass at once -> 3/4 covered, all 4 attempts cost $0.08; b = 5: D never passes
     assert '<td>1</td><td class="num">75.0% (3/4)</td><td class="num">$0.08</td>' in base
     assert '<td>5</td><td class="num">75.0% (3/4)</td><td class="num">$0.40</td>' in base
-    # failures of base: 9 attempts did not pass (B#4 timed out, C#2 C#3 failed, C#4 infra, D x5)
-    assert "9 attempts did not pass" in base
-    assert "sandbox could not start" in base
+    # failures of base: 9 of 20 attempts did not pass (B#4 timed out, C#4 infra; C#2, C#3 and
+    # D's five failed as graded)
+    assert "9 of 20 attempts did not pass: failed 7, timed out 1, infrastructure error 1" in base
+    assert '<td>sandbox could not start</td><td class="num">1</td>' in base
     assert "Selection" not in base
     assert "Fault cases" not in base
     # the candidate's selection: first attempts A, B, C pass (D is a fault case, kept out)
-    assert 'pool coverage (a pass among the attempts)</td><td class="num">3/3' in cand
-    assert 'delivered success (the selected attempt passed)</td><td class="num">3/3' in cand
-    assert '<td>fault:lost-receipt</td><td class="num">1</td><td class="num">1</td>' in cand
-    assert "kept out of the headline rate" in cand
+    assert '<td>pool coverage</td><td class="num">3/3</td>' in cand
+    assert '<td>delivered success</td><td class="num">3/3</td>' in cand
+    assert '<td>selector misses</td><td class="num">0/3</td>' in cand
+    # D (10000) as the fault case: 1 of 5 attempts passed, 4 failed, not always passing
+    assert (
+        '<td>fault:lost-receipt</td><td class="num">1</td><td class="num">1/5</td>'
+        '<td class="num">4</td><td class="num">0</td><td class="num">0</td>'
+        '<td class="num">0/1</td>'
+    ) in cand
+    assert "kept out of the headline" in cand

@@ -12,7 +12,23 @@ from typing import TYPE_CHECKING
 
 from trialbook.report import _plots
 from trialbook.report._page import OUTCOMES, figure, interval, run_anchor, table
-from trialbook.report._views import ci_line, companions, header, headline, pct, variance_lines
+from trialbook.report._views import (
+    FAULT_HEAD,
+    TASK_HEAD,
+    ci_line,
+    companions,
+    error_rows,
+    failure_line,
+    fault_rows,
+    fault_title,
+    header,
+    headline,
+    pct,
+    selection_notes,
+    selection_rows,
+    task_rows,
+    variance_lines,
+)
 
 if TYPE_CHECKING:
     from trialbook.analysis import RunBudget, RunScore, TaskOutcomes
@@ -196,70 +212,37 @@ def _budget(b: RunBudget, anchor: str) -> str:
 
 
 def _failures(run: RunScore) -> str:
-    f = run.failures
-    if f is None or f.attempts == 0:
+    line = failure_line(run)
+    if line is None:
         return "<p>No attempt failed.</p>"
-    words = {"failed": "failed (graded)", "timed_out": "timed out", "infra_error": "infra error"}
-    rows = [[words.get(k, k), str(n)] for k, n in f.by_outcome.items()]
-    outcome = table([f"{f.attempts} attempts did not pass", "attempts"], rows)
-    errors = [[text, str(n)] for text, n in f.by_error]
-    if f.other_errors:
-        errors.append(["other errors", str(f.other_errors)])
-    if f.no_error:
-        errors.append(["no error recorded", str(f.no_error)])
-    return f'<div class="pair">{outcome}{table(["error", "attempts"], errors)}</div>'
+    errors = error_rows(run)
+    return f"<p>{escape(line)}</p>" + (table(["error", "attempts"], errors) if errors else "")
 
 
 def _selection(run: RunScore) -> str:
-    sel = run.selection
-    if sel is None:
+    rows = selection_rows(run)
+    if not rows:
         return ""
-    rows = [
-        [label, f"{n}/{sel.tasks}", pct(m.estimate), interval(m.ci_low, m.ci_high)]
-        for label, n, m in (
-            ("pool coverage (a pass among the attempts)", sel.pool_covered, sel.pool_coverage),
-            (
-                "delivered success (the selected attempt passed)",
-                sel.delivered,
-                sel.delivered_success,
-            ),
-            ("selector misses (pool had a pass, selected did not)", sel.misses, sel.miss_rate),
-        )
-    ]
-    out = [
-        "<h3>Selection: pool against delivered</h3>",
-        table(["", "tasks", "rate", "interval"], rows),
-    ]
-    if sel.miss_task_ids:
-        out.append(f"<p>missed: {escape(', '.join(sel.miss_task_ids))}</p>")
-    if sel.tasks_unmarked or sel.nothing_selected:
-        out.append(
-            f"<p>{sel.tasks_unmarked} task(s) record no selection (left out); "
-            f"{sel.nothing_selected} marked none selected (delivered nothing).</p>"
-        )
-    return "\n".join(out)
+    notes = "".join(f"<p>{escape(n)}</p>" for n in selection_notes(run))
+    return (
+        "<h3>Selection: pool against delivered</h3>"
+        + table(["", "tasks", "rate", "interval"], rows)
+        + notes
+    )
 
 
 def _faults(run: RunScore) -> str:
-    ft = run.faults
-    if ft is None:
+    rows = fault_rows(run)
+    if not rows:
         return ""
-    rows = [
-        [
-            f"{r.kind}:{r.fault_type}",
-            str(r.tasks),
-            *(str(r.outcomes[k]) for k in ("passed", "failed", "timed_out", "infra_error")),
-            f"{r.tasks_always_passed} / {r.tasks_never_passed}",
-        ]
-        for r in ft.rows
-    ]
-    head = ["fault type", "tasks", "passed", "failed", "timed out", "infra error",
-            "tasks always / never passed"]  # fmt: skip
-    caption = (
-        f"{ft.tasks} fault-case task(s), {ft.attempts} attempts, kept out of the headline rate "
-        "(stratum fault:<type> or regression:<type>)"
-    )
-    return "<h3>Fault cases, type by outcome</h3>" + table(head, rows, caption)
+    caption = f"{fault_title(run)}; stratum fault:<type> or regression:<type>"
+    return "<h3>Fault cases, type by outcome</h3>" + table(list(FAULT_HEAD), rows, caption)
+
+
+def _tasks(run: RunScore) -> str:
+    rows = task_rows(run)
+    fold = f"<details{' open' if len(rows) <= 200 else ''}><summary>{len(rows)} tasks</summary>"
+    return fold + table(list(TASK_HEAD), rows, numeric_from=2) + "</details>"
 
 
 def run_section(
@@ -282,6 +265,8 @@ def run_section(
     parts += ["<h3>By stratum</h3>", _strata(run, anchor)]
     if grid is not None:
         parts += ["<h3>Outcomes, task by attempt</h3>", _grid(grid, base)]
+    else:  # no attempts at hand (score --format html): the per-task counts
+        parts += ["<h3>Tasks</h3>", _tasks(run)]
     if budget is not None:
         parts += ["<h3>Budget and cost</h3>", _budget(budget, anchor)]
     parts += [_selection(run), _faults(run)]
