@@ -23,6 +23,8 @@ from trialbook.report._views import (
     fault_title,
     header,
     headline,
+    hidden_line,
+    metric_rows,
     pct,
     selection_notes,
     selection_rows,
@@ -37,21 +39,11 @@ __all__ = ["run_section"]
 
 
 def _scorecard(run: RunScore) -> str:
-    rows = [
-        [
-            name,
-            pct(m.estimate),
-            interval(m.ci_low, m.ci_high),
-            "n/a" if m.se is None else f"{100 * m.se:.1f} pp",
-        ]
-        for name, m in [
-            *run.metrics.items(),
-            ("pooled attempt rate", run.pooled_attempt_rate),
-            ("first-attempt rate", run.first_attempt_rate),
-            *([("mean score (partial credit)", run.mean_score)] if run.mean_score else []),
-        ]
-    ]
-    metrics = table(["metric", "estimate", "interval", "SE"], rows, ci_line(run))
+    # the rows that repeat pass@1 (pass^1; the pooled rate where it prints the same) are left out,
+    # as in the terminal, and the caption says so; the pass@k table below has every pass^k
+    rows, hidden = metric_rows(run, "pooled attempt rate", every=False)
+    caption = " ".join(x for x in (ci_line(run), hidden_line(hidden)) if x)
+    metrics = table(["metric", "estimate", "interval", "SE"], [r[:4] for r in rows], caption)
     effort = table(["companion figure", "value"], companions(run), numeric_from=2)
     return f'<div class="pair">{metrics}{effort}</div>'
 
