@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_score_parse.py
 	$(PY) benchmarks/bench_score_parse.py --csv
 	$(PY) benchmarks/bench_score_bootstrap.py
+	$(PY) benchmarks/bench_budget.py
 	$(PY) benchmarks/bench_cli_startup.py
 	$(PY) benchmarks/bench_harness_overhead.py
 	$(PY) benchmarks/bench_report.py

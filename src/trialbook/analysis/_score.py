@@ -186,7 +186,8 @@ def kept_rows(ledger: Ledger, run_id: str, options: ScoreOptions) -> Kept:
         raise TrialbookError(
             f"run {run_id!r}: no attempts left to score after quarantine and drops"
             + (
-                " (every other task is a fault case, kept out of the headline)"
+                " (the rest are fault cases, stratum fault:<type> or regression:<type>: they have "
+                "no headline rate, only their own table)"
                 if len(fault_rows)
                 else ""
             )

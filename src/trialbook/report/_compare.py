@@ -16,6 +16,8 @@ from trialbook.report._views import md_text, render_plain
 __all__ = ["COMPARE_SCHEMA", "compare_markdown", "compare_table", "compare_text", "compare_to_dict"]
 
 COMPARE_SCHEMA = "trialbook.compare/1"
+FLIPS_SHOWN = 100
+"""Task ids listed per direction in markdown (JSON lists them all): a comment stays readable."""
 
 
 def compare_to_dict(c: Comparison) -> dict[str, Any]:
@@ -184,7 +186,8 @@ def compare_markdown(c: Comparison) -> str:
     out += [f"{line.replace('baseline ', 'baseline')}  " for line in _sides(c)] + [""]
     up, down = _flip_words(c)
     flips = [
-        f"- **{word}** ({len(names)}): {', '.join(f'`{n}`' for n in names) if names else 'none'}"
+        f"- **{word}** ({len(names)}): "
+        + (_names(tuple(f"`{n}`" for n in names), FLIPS_SHOWN) if names else "none")
         for word, names in ((up, c.improved_tasks), (down, c.worsened_tasks))
     ]
     out += _fold(
@@ -203,8 +206,12 @@ def _fold(summary: str, body: list[str]) -> list[str]:
 
 
 def compare_text(c: Comparison, *, markdown: bool = False) -> str:
-    """The comparison as text: markdown (:func:`compare_markdown`) or the terminal view without
-    colour at 100 columns."""
+    """The comparison as text: markdown (:func:`compare_markdown`), or the terminal view without
+    colour and unwrapped (each line whole, for the caller's console or file to wrap at spaces)."""
     if markdown:
         return compare_markdown(c)
-    return render_plain(compare_table(c), width=100)
+    return render_plain(compare_table(c), width=UNWRAPPED)
+
+
+UNWRAPPED = 10_000
+"""A width no line reaches: free text stays one line, tables keep their natural width."""
