@@ -220,7 +220,11 @@ def _pair(
     from trialbook.analysis._compare import compare_runs
 
     def read(path: Path) -> Ledger:
-        return ledgers[str(Path(path))]
+        # a run id holding ':' splits its LEDGER:RUN_ID spec elsewhere: say so, never a KeyError
+        found = ledgers.get(str(Path(path)))
+        if found is None:
+            raise ArgumentError(f"{path} is not one of the ledgers read (a run id with ':'?)")
+        return found
 
     specs = [f"{source}:{run}" for source, run in (baseline, candidate)]
     compare = CompareOptions(
