@@ -43,6 +43,7 @@ def demo(out: Path, jobs: int, sandbox: str | None) -> None:
 
     The suite is real (small Python tasks with real tests); the agents are simulators that apply a
     correct or a plausible wrong fix by seeded chance, sometimes hang or leave a process behind.
+    Ends by writing OUT/report.html (both runs and their comparison) and a short summary.
     """
     from rich.console import Console
 
