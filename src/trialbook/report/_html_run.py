@@ -23,7 +23,6 @@ from trialbook.report._views import (
     fault_title,
     header,
     headline,
-    hidden_line,
     metric_rows,
     pct,
     selection_notes,
@@ -42,7 +41,10 @@ def _scorecard(run: RunScore) -> str:
     # the rows that repeat pass@1 (pass^1; the pooled rate where it prints the same) are left out,
     # as in the terminal, and the caption says so; the pass@k table below has every pass^k
     rows, hidden = metric_rows(run, "pooled attempt rate", every=False)
-    caption = " ".join(x for x in (ci_line(run), hidden_line(hidden)) if x)
+    caption = ci_line(run) + "."
+    if hidden:
+        caption += f" {' and '.join(hidden)} equal{'s' if len(hidden) == 1 else ''} pass@1 here: "
+        caption += "not repeated (the pass@k table below has every pass^k)."
     metrics = table(["metric", "estimate", "interval", "SE"], [r[:4] for r in rows], caption)
     effort = table(["companion figure", "value"], companions(run), numeric_from=2)
     return f'<div class="pair">{metrics}{effort}</div>'
