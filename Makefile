@@ -4,18 +4,23 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench clean screenshot
 
 $(STAMP): pyproject.toml setup.py src/trialbook/ledger/formats/_cjsonl.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=25.1"
 	@# the inspect extra too: its importer's tests run (never skipped) wherever make test runs
-	$(PY) -m pip install --quiet -e ".[inspect]" --group dev
+	$(PY) -m pip install --quiet -e ".[inspect,plots]" --group dev
 	touch $(STAMP)
 
 demo: $(STAMP)
 	rm -rf demo-output
 	$(VENV)/bin/trialbook demo --out demo-output
+
+# the README's picture of the report: the demo's report.html in headless Chromium, by the browser
+# test's own code (tests/report/browser.py), which also checks it fetched nothing and logged no error
+screenshot: demo
+	$(PY) -m tests.report.browser demo-output/report.html docs/report-screenshot.png
 
 test: lint typecheck unit
 
@@ -42,6 +47,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_budget.py
 	$(PY) benchmarks/bench_cli_startup.py
 	$(PY) benchmarks/bench_harness_overhead.py
+	$(PY) benchmarks/bench_report.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache

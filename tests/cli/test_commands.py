@@ -43,8 +43,8 @@ def _format(*command: str) -> click.Option:
 @pytest.mark.parametrize(
     ("command", "choices", "default"),
     [
-        (("score",), ["table", "json", "markdown"], "table"),
-        (("compare",), ["table", "json", "markdown"], "table"),
+        (("score",), ["table", "json", "markdown", "html"], "table"),
+        (("compare",), ["table", "json", "markdown", "html"], "table"),
         (("plan",), ["text", "json"], "text"),
         (("passk",), ["text", "json"], "text"),
         (("suite", "freeze"), ["table", "json"], "table"),
@@ -118,6 +118,7 @@ def test_the_command_line_has_exactly_the_documented_commands() -> None:
     assert set(main.commands) == {
         "score",
         "budget",
+        "report",
         "compare",
         "plan",
         "passk",

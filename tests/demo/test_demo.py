@@ -224,6 +224,15 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["demo", "--out", str(out), "--jobs", "2"])
     assert result.exit_code == 0, result.output
     assert "SIMULATED AGENTS" in result.output
+    # a short summary (the progress when piped is a line per run), never a line per attempt
+    assert len(result.output.splitlines()) < 40, result.output
+    assert "#0: passed" not in result.output
+    assert f"\n  {out / 'report.html'}\n" in result.output
+    page = (out / "report.html").read_text()
+    assert page.count('<section id="run-') == 2
+    assert '<section id="compare-0">' in page
+    # pass@k, strata, budget and variance per run; the per-task differences
+    assert page.count("<svg") == 2 * 4 + 1
     ledger = read_ledger(out / "ledger.db")
     assert len(ledger) == 2 * 21 * 5
     assert len(ledger.run_ids) == 2

@@ -4,7 +4,8 @@ Each module is one question asked of a ledger: ``_score`` (the scorecard of each
 (is the candidate better than the baseline, task by task), ``_plan`` (how many tasks and attempts a
 design needs), ``_budget`` (coverage and cost per per-task budget), ``_selection`` (pool coverage
 against what a selector delivered), ``_faults`` (fault-injection and regression-set cases, in their
-own table). The numbers come from :mod:`trialbook.stats` (pure); the policy (quarantine, dropped
+own table), ``_report`` (all of it for the HTML report: scorecards, outcome grids, comparisons).
+The numbers come from :mod:`trialbook.stats` (pure); the policy (quarantine, dropped
 infrastructure errors, weights, which runs) lives here; rendering lives in :mod:`trialbook.report`.
 """
 
@@ -34,6 +35,15 @@ if TYPE_CHECKING:
     from trialbook.analysis._failures import Failures
     from trialbook.analysis._faults import FaultRow, FaultTable
     from trialbook.analysis._plan import plan_from_options
+    from trialbook.analysis._report import (
+        AttemptOutcome,
+        PairedRuns,
+        Report,
+        ReportOptions,
+        RunReport,
+        TaskOutcomes,
+        build_report,
+    )
     from trialbook.analysis._results import (
         AcrossRuns,
         MetricEstimate,
@@ -48,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INTERVAL_METHODS",
     "AcrossRuns",
+    "AttemptOutcome",
     "BudgetReport",
     "BudgetRow",
     "CompareOptions",
@@ -58,7 +69,11 @@ __all__ = [
     "IntervalMethod",
     "IntervalOptions",
     "MetricEstimate",
+    "PairedRuns",
+    "Report",
+    "ReportOptions",
     "RunBudget",
+    "RunReport",
     "RunScore",
     "RunSide",
     "ScoreOptions",
@@ -67,9 +82,11 @@ __all__ = [
     "StratumDifference",
     "StratumScore",
     "TaskDifference",
+    "TaskOutcomes",
     "TaskScore",
     "budget_file",
     "budget_replay",
+    "build_report",
     "compare_runs",
     "plan_from_options",
     "score_file",
@@ -98,6 +115,18 @@ _LAZY = {
         "_compare",
     ),
     "plan_from_options": "_plan",
+    **dict.fromkeys(
+        (
+            "AttemptOutcome",
+            "PairedRuns",
+            "Report",
+            "ReportOptions",
+            "RunReport",
+            "TaskOutcomes",
+            "build_report",
+        ),
+        "_report",
+    ),
     **dict.fromkeys(
         ("AcrossRuns", "MetricEstimate", "RunScore", "ScoreReport", "StratumScore", "TaskScore"),
         "_results",

@@ -19,6 +19,7 @@ from trialbook.cli.import_ import import_
 from trialbook.cli.io import export
 from trialbook.cli.passk import passk
 from trialbook.cli.plan import plan
+from trialbook.cli.report import report
 from trialbook.cli.run import run
 from trialbook.cli.runs import runs
 from trialbook.cli.score import score
@@ -43,6 +44,7 @@ for _command in (
     score,
     compare,
     budget,
+    report,
     plan,
     passk,
     suite,

@@ -44,7 +44,7 @@ __all__ = ["compare"]
 )
 @source_option
 @click.option("--scorer", help="Inspect: the scorer whose value decides passed (several scorers).")
-@format_option("table", "json", "markdown", schema="trialbook.compare/1")
+@format_option("table", "json", "markdown", "html", schema="trialbook.compare/1")
 @user_errors
 def compare(
     baseline: str,
@@ -100,6 +100,8 @@ def compare(
         click.echo(render.to_json(render.compare_to_dict(result)))
     elif fmt == "markdown":
         click.echo(render.compare_markdown(result), nl=False)
+    elif fmt == "html":
+        click.echo(render.compare_html(result), nl=False)
     else:
         from trialbook.cli._console import console
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,33 +43,59 @@ def demo(out: Path, jobs: int, sandbox: str | None) -> None:
 
     The suite is real (small Python tasks with real tests); the agents are simulators that apply a
     correct or a plausible wrong fix by seeded chance, sometimes hang or leave a process behind.
+    Ends by writing OUT/report.html (both runs and their comparison) and a short summary.
     """
     from rich.console import Console
 
     from trialbook import report as render
     from trialbook.demo import run_demo
 
-    console = Console()
+    # the banner and the summary on standard output, wrapped at words to the terminal (80
+    # columns when piped); the steps on standard error
+    console = Console(highlight=False)
     console.print(BANNER)
-    with _DemoProgress(console) as progress:
+    with _DemoProgress(Console(stderr=True, highlight=False)) as progress:
         result = run_demo(out, jobs=jobs, sandbox=sandbox or "auto", progress=progress)
-    for report in result.scores.values():
-        console.print(render.score_table(report))
-    console.print(render.compare_text(result.comparison), markup=False)
+    c = result.comparison
+    for score in result.scores.values():
+        console.print(render.headline(score.runs[0]), markup=False)
     console.print(
-        f"\neverything is in {out}/: suite/ (the frozen copy that ran), "
-        f"ledger.db (both runs; export with 'trialbook export'), "
-        f"ledger.transcripts/ (raw agent and grader output per attempt), "
-        f"baseline-score.json/md, candidate-score.json/md, compare.json/md"
+        f"compare ({c.metric}): {c.decision}, candidate - baseline "
+        f"{_pp(c.difference.estimate)}, {c.confidence:.0%} interval "
+        f"{_pp(c.ci_low)} to {_pp(c.ci_high)} over {c.tasks} paired tasks",
+        markup=False,
     )
+    # paths on lines of their own, never folded mid-word however long they are
+    console.print("\nthe report of both runs and their comparison (open it in a browser):")
+    console.print(f"  {result.report}", markup=False, soft_wrap=True)
+    console.print(
+        "beside it: ledger.db (both runs), ledger.transcripts/ (raw output per attempt), suite/ "
+        "(the frozen copy that ran), <system>-score.json/md, compare.json/md",
+        markup=False,
+    )
+    console.print(
+        "next, with trialbook from the venv that 'make demo' made (.venv/bin/trialbook, or "
+        "'source .venv/bin/activate' first):",
+        markup=False,
+    )
+    for command in ("score", "report"):
+        console.print(f"  trialbook {command} {out / 'ledger.db'}", markup=False, soft_wrap=True)
+
+
+def _pp(x: float) -> str:
+    """Points with a sign; a bound that rounds to zero is +0.0 pp, never -0.0 pp."""
+    return f"{round(100 * x, 1) + 0.0:+.1f} pp"
 
 
 class _DemoProgress:
-    """The demo's steps on the console: the freeze, then each run with its own progress display."""
+    """The demo's steps on standard error: one line for the freeze, then per run a live bar on a
+    terminal, or a line when it starts and one when it ends when piped."""
 
     def __init__(self, console: Any) -> None:
         self.console = console
         self.bar: Progress | None = None
+        self.tally: Tally | None = None
+        self.tty = sys.stderr.isatty()
 
     def __enter__(self) -> _DemoProgress:
         return self
@@ -82,20 +109,25 @@ class _DemoProgress:
             self.bar = None
 
     def frozen(self, lock: Lock, lock_path: Path) -> None:
-        from trialbook import report as render
-
-        self.console.print("\n[bold]freeze[/] (a copy of the bundled suite):")
-        self.console.print(render.lock_text(lock, str(lock_path)), markup=False)
+        self.console.print(
+            f"\nfroze a copy of the bundled suite: {len(lock.task_hashes)} tasks, "
+            f"{len(lock.quarantined)} quarantined for a leaked oracle ({', '.join(lock.quarantined)}); "
+            f"dataset_id {lock.dataset_id[:19]}…",
+            markup=False,
+        )
 
     def run_started(self, name: str) -> None:
-        self.console.print(f"\n[bold]{name}[/]: k attempts per task through the harness ...")
-        self.bar = Progress()
+        self.console.print(f"[bold]{name}[/]: k attempts per task through the harness")
+        self.bar = Progress() if self.tty else None
 
     def begin(self, run_id: str, total: int, done: Tally, notes: Sequence[str]) -> None:
+        self.tally = done
         if self.bar is not None:
-            self.bar.begin(run_id, total, done, notes)
+            self.bar.begin(run_id, total, done, ())
 
     def attempt(self, row: Mapping[str, Any]) -> None:
+        if self.tally is not None:
+            self.tally = self.tally.add(row)
         if self.bar is not None:
             self.bar.attempt(row)
 
@@ -103,4 +135,14 @@ class _DemoProgress:
         from trialbook import report as render
 
         self._stop_bar()
-        self.console.print(render.run_text(result))
+        t = self.tally
+        if t is None or result.interrupted:
+            self.console.print(render.run_text(result), markup=False)  # and how to resume
+        else:
+            self.console.print(
+                f"  run {result.run_id} ({result.tier} sandbox): {t.done} attempts, {t.passed} "
+                f"passed, {t.timed_out} timed out, {t.infra_errors} infrastructure errors",
+                markup=False,
+            )
+        for note in result.notes:
+            self.console.print(f"  note: {note}", markup=False)

@@ -56,7 +56,7 @@ __all__ = ["echo_score", "score"]
 )
 @source_option
 @source_options
-@format_option("table", "json", "markdown", schema="trialbook.score/1")
+@format_option("table", "json", "markdown", "html", schema="trialbook.score/1")
 @user_errors
 def score(
     ledger: tuple[Path, ...],
@@ -112,14 +112,16 @@ def score(
 
 
 def echo_score(report: ScoreReport, fmt: str, *, tasks: bool = False, every: bool = False) -> None:
-    """Print a score report as a rich table, markdown or JSON (``tasks``: with the per-task
-    table; ``every``: with the rows that repeat pass@1)."""
+    """Print a score report as a rich table, markdown, JSON or a self-contained HTML page
+    (``tasks``: with the per-task table; ``every``: with the rows that repeat pass@1)."""
     from trialbook import report as render
 
     if fmt == "json":
         click.echo(render.to_json(render.score_to_dict(report)))
     elif fmt == "markdown":
         click.echo(render.score_markdown(report, tasks=tasks, every=every), nl=False)
+    elif fmt == "html":
+        click.echo(render.score_html(report), nl=False)
     else:
         from trialbook.cli._console import console
 

@@ -1,5 +1,6 @@
 """The demo as one library call: copy and freeze the bundled suite, run both simulated agents
-through the harness, score both runs, compare them, and write the reports."""
+through the harness, score both runs, compare them, and write the reports (the HTML report of
+both runs and their comparison among them)."""
 
 from __future__ import annotations
 
@@ -67,8 +68,10 @@ class DemoResult:
     """System name -> the score of its run."""
     comparison: Comparison
     """Candidate against baseline, paired by task."""
+    report: Path
+    """``out/report.html``: both runs and their comparison on one self-contained page."""
     files: tuple[Path, ...]
-    """The reports written: <name>-score.json/md for each system, compare.json/md."""
+    """The reports written: <name>-score.json/md for each system, compare.json/md, report.html."""
 
 
 def run_demo(
@@ -85,8 +88,9 @@ def run_demo(
     scoring and comparison are the real ones.
     """
     from trialbook import report as render
-    from trialbook.analysis import compare_runs, score_file
+    from trialbook.analysis import build_report, compare_runs, score_file
     from trialbook.harness import RunOptions, run_suite
+    from trialbook.ledger import read_ledger
     from trialbook.suite import LOCK_NAME, freeze, load_suite, write_lock
 
     ledger = out / "ledger.db"
@@ -138,8 +142,11 @@ def run_demo(
         texts[f"{name}-score.md"] = render.score_markdown(report)
     texts["compare.json"] = render.to_json(render.compare_to_dict(comparison)) + "\n"
     texts["compare.md"] = render.compare_text(comparison, markdown=True)
+    texts["report.html"] = render.report_html(
+        build_report([read_ledger(ledger)]), base=out.resolve()
+    )
     for file, text in texts.items():
-        (out / file).write_text(text)
+        (out / file).write_text(text, encoding="utf-8")
     return DemoResult(
         out=out,
         suite=suite_dir,
@@ -149,6 +156,7 @@ def run_demo(
         runs=runs,
         scores=scores,
         comparison=comparison,
+        report=out / "report.html",
         files=tuple(out / file for file in texts),
     )
 

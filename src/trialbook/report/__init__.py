@@ -1,4 +1,4 @@
-"""Results to table / markdown / JSON. Renderers compute no statistics."""
+"""Results to table / markdown / JSON / HTML with SVG plots. Renderers compute no statistics."""
 
 from trialbook.report._budget import BUDGET_SCHEMA, budget_markdown, budget_table, budget_to_dict
 from trialbook.report._compare import (
@@ -18,6 +18,7 @@ from trialbook.report._harness import (
     lock_text,
     run_text,
 )
+from trialbook.report._html import compare_html, report_html, score_html
 from trialbook.report._json import to_json
 from trialbook.report._passk import PASSK_SCHEMA, passk_json, passk_text, passk_to_dict
 from trialbook.report._plan import PLAN_SCHEMA, plan_text, plan_to_dict
@@ -25,7 +26,7 @@ from trialbook.report._runs import RUNS_SCHEMA, runs_text, runs_to_dict
 from trialbook.report._score import SCORE_SCHEMA, score_to_dict
 from trialbook.report._score_markdown import score_markdown
 from trialbook.report._score_terminal import score_table
-from trialbook.report._views import render_plain
+from trialbook.report._views import headline, render_plain
 
 __all__ = [
     "BUDGET_SCHEMA",
@@ -39,12 +40,14 @@ __all__ = [
     "budget_markdown",
     "budget_table",
     "budget_to_dict",
+    "compare_html",
     "compare_markdown",
     "compare_table",
     "compare_text",
     "compare_to_dict",
     "grader_check_text",
     "grader_check_to_dict",
+    "headline",
     "lock_check_text",
     "lock_check_to_dict",
     "lock_text",
@@ -54,9 +57,11 @@ __all__ = [
     "plan_text",
     "plan_to_dict",
     "render_plain",
+    "report_html",
     "run_text",
     "runs_text",
     "runs_to_dict",
+    "score_html",
     "score_markdown",
     "score_table",
     "score_to_dict",
