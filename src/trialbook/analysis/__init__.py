@@ -31,9 +31,19 @@ if TYPE_CHECKING:
         TaskScore,
     )
     from trialbook.analysis._score import ScoreOptions, score_file, score_ledger
+    from trialbook.analysis._sequential import (
+        STOP_REASONS,
+        SequenceReplay,
+        SequentialComparison,
+        SequentialOptions,
+        run_task_rates,
+        sequential_compare,
+        task_differences,
+    )
 
 __all__ = [
     "INTERVAL_METHODS",
+    "STOP_REASONS",
     "AcrossRuns",
     "CompareOptions",
     "Comparison",
@@ -44,13 +54,19 @@ __all__ = [
     "RunSide",
     "ScoreOptions",
     "ScoreReport",
+    "SequenceReplay",
+    "SequentialComparison",
+    "SequentialOptions",
     "StratumDifference",
     "StratumScore",
     "TaskScore",
     "compare_runs",
     "plan_from_options",
+    "run_task_rates",
     "score_file",
     "score_ledger",
+    "sequential_compare",
+    "task_differences",
 ]
 
 # Loaded on first use (PEP 562): the command line reads IntervalOptions' defaults for --help
@@ -60,6 +76,18 @@ _LAZY = {
         ("CompareOptions", "Comparison", "RunSide", "StratumDifference", "compare_runs"), "_compare"
     ),
     "plan_from_options": "_plan",
+    **dict.fromkeys(
+        (
+            "STOP_REASONS",
+            "SequenceReplay",
+            "SequentialComparison",
+            "SequentialOptions",
+            "run_task_rates",
+            "sequential_compare",
+            "task_differences",
+        ),
+        "_sequential",
+    ),
     **dict.fromkeys(
         ("AcrossRuns", "MetricEstimate", "RunScore", "ScoreReport", "StratumScore", "TaskScore"),
         "_results",

@@ -6,6 +6,7 @@ from trialbook.stats._bootstrap import (
     clustered_se,
     task_bootstrap,
 )
+from trialbook.stats._discordant import DiscordantSequence, discordant_evalue, discordant_stops
 from trialbook.stats._effort import CostSummary, EffortSummary, Total, cost_summary, effort_summary
 from trialbook.stats._interval import wilson_task_interval
 from trialbook.stats._paired import (
@@ -19,6 +20,15 @@ from trialbook.stats._paired import (
 )
 from trialbook.stats._passk import PassKStep, pass_at_k, pass_hat_k, pass_k_matrix, pass_k_steps
 from trialbook.stats._plan import DesignOption, PlanResult, plan_design
+from trialbook.stats._sequential import (
+    SEQUENCE_METHODS,
+    BettingState,
+    PairedSequence,
+    SequenceLook,
+    SequenceMethod,
+    race_stops,
+    task_order,
+)
 from trialbook.stats._signflip import (
     EXACT_UP_TO,
     PairedTest,
@@ -30,20 +40,28 @@ from trialbook.stats._variance import VarianceComponents, variance_components
 
 __all__ = [
     "EXACT_UP_TO",
+    "SEQUENCE_METHODS",
+    "BettingState",
     "BootstrapResult",
     "CIMethod",
     "CostSummary",
     "DesignOption",
+    "DiscordantSequence",
     "EffortSummary",
     "McNemarResult",
     "PairedDifference",
+    "PairedSequence",
     "PairedTest",
     "PassKStep",
     "PlanResult",
+    "SequenceLook",
+    "SequenceMethod",
     "Total",
     "VarianceComponents",
     "clustered_se",
     "cost_summary",
+    "discordant_evalue",
+    "discordant_stops",
     "effort_summary",
     "holm",
     "mcnemar_exact",
@@ -57,7 +75,9 @@ __all__ = [
     "pass_k_matrix",
     "pass_k_steps",
     "plan_design",
+    "race_stops",
     "task_bootstrap",
+    "task_order",
     "variance_components",
     "wilson_interval",
     "wilson_task_interval",

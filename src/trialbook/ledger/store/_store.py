@@ -32,6 +32,7 @@ from trialbook.ledger._rows import inexact, ledger_from_rows, ledger_tuples
 from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import DTYPE, Ledger, factorize, unrecorded
 from trialbook.ledger.store._queries import completions, run_pass_at_1, run_tally
+from trialbook.ledger.store._races import RaceLog
 from trialbook.ledger.store._records import (
     RUN_EVENTS,
     RunRecord,
@@ -64,7 +65,7 @@ def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
     return conn
 
 
-class LedgerStore:
+class LedgerStore(RaceLog):
     """An open SQLite ledger. Use as a context manager; every write is its own short transaction."""
 
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
