@@ -24,19 +24,20 @@ from trialbook.ledger import read_ledger
 from trialbook.race import RaceOptions, run_race
 from trialbook.stats import PairedSequence, SequenceLook, task_order
 
-IDS = [f"t{i:02d}" for i in range(40)]
-BASELINE_PASSES = set(IDS[:8])
-CANDIDATE_PASSES = set(IDS) - {"t38", "t39"}
+IDS = [f"t{i:02d}" for i in range(30)]
+BASELINE_PASSES = set(IDS[:4])
+CANDIDATE_PASSES = set(IDS) - {"t29"}
 PASS = Attempt(files={"done.txt": "done"})
 BASELINE = ScriptedAgent(attempts={t: [PASS] for t in BASELINE_PASSES}, default=Attempt())
 CANDIDATE = ScriptedAgent(attempts={t: [PASS] for t in CANDIDATE_PASSES}, default=Attempt())
 SEED = 2
+ALPHA = 0.1  # a race of about 14 pairs: the harness path is what is tested here, not the power
 
 
 def expected_stop() -> SequenceLook:
     """Where the race must stop, from first principles: the known per-task differences (+1 where
     only the candidate passes, 0 elsewhere) fed in the seeded order to the sequence itself."""
-    seq = PairedSequence()
+    seq = PairedSequence(alpha=ALPHA)
     for task in task_order(IDS, SEED):
         look = seq.update(float((task in CANDIDATE_PASSES) - (task in BASELINE_PASSES)))
         if look.decision != "undecided":
@@ -53,7 +54,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _race_args(suite: Path, ledger: Path, race_id: str, jobs: int) -> list[str]:
     return [
         "race", str(suite), "--baseline", BASELINE.command(), "--candidate", CANDIDATE.command(),
-        "--ledger", str(ledger), "--order-seed", str(SEED), "--jobs", str(jobs), "--sandbox",
+        "--ledger", str(ledger), "--order-seed", str(SEED), "--alpha", str(ALPHA), "--jobs", str(jobs), "--sandbox",
         "process", "--race-id", race_id, "--format", "json",
     ]  # fmt: skip
 
@@ -78,7 +79,7 @@ def test_a_race_stops_where_the_sequence_decides(suite: Path, tmp_path: Path) ->
         "ci_low": want.ci_low,
         "ci_high": want.ci_high,
     }
-    assert (doc["method"], doc["alpha"]) == ("betting-population", 0.05)
+    assert (doc["method"], doc["alpha"]) == ("betting-population", ALPHA)
     # jobs=2: the batch of the deciding pair may hold one pair more; the sequence never used it
     rows = read_ledger(ledger)
     assert doc["attempts_used"] == len(rows) in (2 * want.tasks, 2 * want.tasks + 2)
@@ -132,6 +133,7 @@ def test_an_interrupted_race_resumes_to_the_same_stop(suite: Path, tmp_path: Pat
         baseline=BASELINE.command(),
         candidate=CANDIDATE.command(),
         order_seed=SEED,
+        alpha=ALPHA,
         sandbox="process",
         race_id=f"test-{uuid.uuid4().hex}",
     )
@@ -176,7 +178,7 @@ def test_a_race_killed_at_random_moments_resumes_to_the_same_stop(
 
     proc = start(args)
     kills = 0
-    for at_least in (4, 15, 30):  # kill once the ledger holds this many attempts (or later)
+    for at_least in (4, 12, 20):  # kill once the ledger holds this many attempts (or later)
         while proc.poll() is None and _attempts(ledger) < at_least:
             time.sleep(0.05)
         if proc.poll() is not None:

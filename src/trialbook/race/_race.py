@@ -32,7 +32,7 @@ from trialbook.analysis import (
     task_differences,
 )
 from trialbook.errors import ArgumentError, TrialbookError
-from trialbook.harness import RunOptions, run_suite
+from trialbook.harness import RunOptions, check_agents, run_suite
 from trialbook.ledger.store import LedgerStore, RaceRecord, RaceStatus
 from trialbook.stats import SequenceLook, task_order
 from trialbook.suite import check_lock, load_suite
@@ -140,6 +140,11 @@ def _check(options: RaceOptions) -> None:
                 "the baseline and the candidate need different system names",
                 argument="candidate_system",
             )
+    elif any(getattr(options, name) is not None for name in ("suite", "baseline", "candidate")):
+        raise ArgumentError(
+            "a resumed race keeps its suite and commands (its runs record them): drop them",
+            argument="resume",
+        )
     elif not options.ledger.is_file():
         raise ArgumentError(f"no ledger {str(options.ledger)!r} to resume from", argument="resume")
 
@@ -185,16 +190,6 @@ def _resumed(options: RaceOptions, store: LedgerStore) -> RaceStatus:
     status = store.race(options.resume)
     if status is None:
         raise ArgumentError(f"no race {options.resume!r} in {options.ledger}", argument="resume")
-    given = {
-        "suite": options.suite,
-        "baseline": options.baseline,
-        "candidate": options.candidate,
-    }
-    if any(v is not None for v in given.values()):
-        raise ArgumentError(
-            "a resumed race keeps its suite and commands (its runs record them): drop them",
-            argument="resume",
-        )
     return status
 
 
@@ -249,10 +244,27 @@ def run_race(
     )
     stop = stop or threading.Event()
     was_stopped = False
+    fresh: RaceRecord | None = None
+    if options.resume is None:  # every check before the ledger file is opened (or created)
+        sequential.check()
+        fresh = _new_race(options, sequential)
+        assert options.suite is not None
+        for name in ("baseline", "candidate"):
+            try:
+                check_agents(
+                    options.suite,
+                    [str(getattr(options, name))],
+                    ledger=options.ledger,
+                    sandbox=options.sandbox,
+                    pass_env=options.pass_env,
+                )
+            except ArgumentError as exc:  # the agent's problem, spoken of as its option
+                if exc.argument != "agent":
+                    raise
+                raise ArgumentError(exc.problems, argument=name) from None
     with LedgerStore(options.ledger) as store:
-        if options.resume is None:
-            sequential.check()
-            race = _new_race(options, sequential)
+        if fresh is not None:
+            race = fresh
             if store.race(race.race_id) is not None:
                 raise ArgumentError(f"race {race.race_id!r} already exists", argument="race_id")
             store.create_race(race)
