@@ -124,35 +124,50 @@ class BettingState:
         """Rejected at the latest look."""
         self.rejected_ever = np.zeros(shape, dtype=bool)
         """Rejected at some look (the running intersection's complement)."""
+        with np.errstate(divide="ignore"):  # the caps of the bets at m = 0 and 1 are infinite
+            self._cap_plus = _CAP / self.points
+            self._cap_minus = _CAP / (1 - self.points)
 
-    def update(self, x: NDArray[np.float64]) -> None:
-        """Take one task pair per race: ``x`` on the [0, 1] scale, shape (races,)."""
+    def update(self, x: NDArray[np.float64], cols: slice | None = None) -> None:
+        """Take one task pair per race: ``x`` on the [0, 1] scale, shape (races,).
+
+        ``cols``: update only these candidate means, the others counting as rejected at this
+        look (a sequence that keeps a running intersection passes the points still inside it:
+        the cost of a look falls as the interval narrows).
+        """
+        cols = cols if cols is not None else slice(None)
         t = self.t + 1
         var = (0.25 + self._sq) / t  # s2_{t-1}
         lam = np.minimum(_CAP, np.sqrt(2 * self._log_bet / (var * t * math.log1p(t))))[:, None]
-        m = self.points[None, :]
-        if self.total is None:
-            centre = np.broadcast_to(m, self.log_plus.shape)
-            possible = np.ones(self.log_plus.shape, dtype=bool)
+        m = self.points[None, cols]
+        if self.total is None:  # the caps are fixed: no division, no warnings to silence
+            lam_plus = np.minimum(lam, self._cap_plus[None, cols])
+            lam_minus = np.minimum(lam, self._cap_minus[None, cols])
+            step = x[:, None] - m
+            self.log_plus[:, cols] += np.log1p(lam_plus * step)
+            self.log_minus[:, cols] += np.log1p(-lam_minus * step)
+            now = np.maximum(self.log_plus[:, cols], self.log_minus[:, cols]) >= self._threshold
         else:
             left = self.total - (t - 1)
             centre = (self.total * m - self.sum[:, None]) / left
             possible = (centre >= 0) & (centre <= 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lam_plus = np.minimum(lam, _CAP / centre)
-            lam_minus = np.minimum(lam, _CAP / (1 - centre))
-            step = x[:, None] - centre
-            self.log_plus += np.where(possible, np.log1p(lam_plus * step), 0.0)
-            self.log_minus += np.where(possible, np.log1p(-lam_minus * step), 0.0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lam_plus = np.minimum(lam, _CAP / centre)
+                lam_minus = np.minimum(lam, _CAP / (1 - centre))
+                step = x[:, None] - centre
+                self.log_plus[:, cols] += np.where(possible, np.log1p(lam_plus * step), 0.0)
+                self.log_minus[:, cols] += np.where(possible, np.log1p(-lam_minus * step), 0.0)
+            log_k = np.maximum(self.log_plus[:, cols], self.log_minus[:, cols])
+            now = ~possible | (log_k >= self._threshold)
         self.sum += x
         mean = (0.5 + self.sum) / (t + 1)
         self._sq += (x - mean) ** 2
         self.t = t
-        log_k = np.maximum(self.log_plus, self.log_minus)
-        self.rejected_now = ~possible | (log_k >= self._threshold)
         if self.total is not None:
-            self.rejected_now |= ~self._feasible()
-        self.rejected_ever |= self.rejected_now
+            now |= ~self._feasible()[:, cols]
+        self.rejected_now.fill(True)
+        self.rejected_now[:, cols] = now
+        self.rejected_ever[:, cols] |= now
 
     def bounds(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """What the unseen tasks could still make of the mean ([0, 1] without a finite total)."""
@@ -280,7 +295,11 @@ class PairedSequence:
                 argument="difference",
             )
         state = self._state
-        state.update(np.array([(difference + 1) / 2]))
+        # only the candidate means still inside the running interval can matter again (those
+        # outside it were rejected at some look); the decision points are among them until then
+        lo = int(np.searchsorted(state.points, self._low - 1e-12))
+        hi = int(np.searchsorted(state.points, self._high + 1e-12, side="right"))
+        state.update(np.array([(difference + 1) / 2]), slice(lo, hi))
         keep = ~state.rejected_now[0]
         if keep.any():
             where = np.flatnonzero(keep)
