@@ -22,29 +22,29 @@ from trialbook.stats import (
 
 
 def test_the_first_bet_is_the_capped_plug_in_bet() -> None:
-    # first principles (Waudby-Smith & Ramdas 2023, eq. 26): before any data s2_0 = 1/4, so
-    # l_1 = min(1/2, sqrt(2 log(2/alpha) / (1/4 * 1 * log 2))) = 1/2 (the cap); then
-    # K+_1(m) = 1 + l (x - m) and K-_1(m) = 1 - l (x - m), with l capped at 1/(2m), 1/(2(1-m))
+    # first principles (Waudby-Smith & Ramdas 2023, eq. 26, with c = 3/4): before any data
+    # s2_0 = 1/4, so l_1 = min(3/4, sqrt(2 log(2/alpha) / (1/4 * 1 * log 2))) = 3/4 (the cap);
+    # then K+_1(m) = 1 + l (x - m) and K-_1(m) = 1 - l (x - m), l capped at c/m and c/(1-m)
     points = np.array([0.1, 0.5, 0.9])
     state = BettingState(points, races=1, alpha=0.05, total=None)
     state.update(np.array([0.8]))
-    lam_plus = np.minimum(0.5, 0.5 / points)
-    lam_minus = np.minimum(0.5, 0.5 / (1 - points))
+    lam_plus = np.minimum(0.75, 0.75 / points)
+    lam_minus = np.minimum(0.75, 0.75 / (1 - points))
     assert np.allclose(state.log_plus[0], np.log1p(lam_plus * (0.8 - points)))
     assert np.allclose(state.log_minus[0], np.log1p(-lam_minus * (0.8 - points)))
 
 
 def test_the_second_bet_uses_the_variance_of_the_first_pair_only() -> None:
-    # s2_1 = (1/4 + (x1 - mu_1)^2) / 2 with mu_1 = (1/2 + x1) / 2; l_2 = min(1/2, sqrt(2 log(2/a)
+    # s2_1 = (1/4 + (x1 - mu_1)^2) / 2 with mu_1 = (1/2 + x1) / 2; l_2 = min(3/4, sqrt(2 log(2/a)
     # / (s2_1 * 2 * log 3))): predictable, the second value x2 does not enter it
     x1, x2, alpha = 0.5, 1.0, 0.05
     state = BettingState(np.array([0.5]), races=1, alpha=alpha, total=None)
     state.update(np.array([x1]))
     state.update(np.array([x2]))
     s2 = (0.25 + (x1 - (0.5 + x1) / 2) ** 2) / 2
-    lam = min(0.5, math.sqrt(2 * math.log(2 / alpha) / (s2 * 2 * math.log(3))))
-    assert lam == 0.5  # still capped this early
-    expected = math.log1p(0.5 * (x1 - 0.5)) + math.log1p(lam * (x2 - 0.5))
+    lam = min(0.75, math.sqrt(2 * math.log(2 / alpha) / (s2 * 2 * math.log(3))))
+    assert lam == 0.75  # still capped this early
+    expected = math.log1p(0.75 * (x1 - 0.5)) + math.log1p(lam * (x2 - 0.5))
     assert state.log_plus[0, 0] == pytest.approx(expected)
 
 
