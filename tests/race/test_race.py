@@ -27,11 +27,20 @@ from trialbook.stats import PairedSequence, SequenceLook, task_order
 IDS = [f"t{i:02d}" for i in range(30)]
 BASELINE_PASSES = set(IDS[:4])
 CANDIDATE_PASSES = set(IDS) - {"t29"}
-PASS = Attempt(files={"done.txt": "done"})
-BASELINE = ScriptedAgent(attempts={t: [PASS] for t in BASELINE_PASSES}, default=Attempt())
-CANDIDATE = ScriptedAgent(attempts={t: [PASS] for t in CANDIDATE_PASSES}, default=Attempt())
 SEED = 2
 ALPHA = 0.1  # a race of about 14 pairs: the harness path is what is tested here, not the power
+PASS = Attempt(files={"done.txt": "done"})
+SLOW = task_order(IDS, SEED)[2]
+"""The baseline thinks 1.5 s on the third task of the order: a kill during its first batch of
+three lands before the candidate's run exists."""
+BASELINE = ScriptedAgent(
+    attempts={
+        **{t: [PASS] for t in BASELINE_PASSES},
+        SLOW: [Attempt(sleep_s=1.5, files={"done.txt": "done"} if SLOW in BASELINE_PASSES else {})],
+    },
+    default=Attempt(),
+)
+CANDIDATE = ScriptedAgent(attempts={t: [PASS] for t in CANDIDATE_PASSES}, default=Attempt())
 
 
 def expected_stop() -> SequenceLook:
@@ -150,12 +159,16 @@ def test_an_interrupted_race_resumes_to_the_same_stop(suite: Path, tmp_path: Pat
     assert events == ["started", "interrupted", "resumed", "stopped"]
 
 
-def _attempts(ledger: Path) -> int:
+def _count(ledger: Path, sql: str) -> int:
     try:
         with sqlite3.connect(ledger, timeout=30) as conn:
-            return int(conn.execute("SELECT count(*) FROM attempts").fetchone()[0])
+            return int(conn.execute(sql).fetchone()[0])
     except sqlite3.OperationalError:  # not created yet
         return 0
+
+
+def _attempts(ledger: Path) -> int:
+    return _count(ledger, "SELECT count(*) FROM attempts")
 
 
 @pytest.mark.slow
@@ -178,19 +191,25 @@ def test_a_race_killed_at_random_moments_resumes_to_the_same_stop(
 
     proc = start(args)
     kills = 0
-    for at_least in (4, 12, 20):  # kill once the ledger holds this many attempts (or later)
+    for at_least in (1, 12, 20):  # kill once the ledger holds this many attempts (or later)
         while proc.poll() is None and _attempts(ledger) < at_least:
             time.sleep(0.05)
         if proc.poll() is not None:
             break
         os.kill(proc.pid, signal.SIGKILL)
         proc.communicate()
+        if kills == 0:  # the first kill: the race and the baseline's run exist, not the candidate's
+            assert (
+                _count(ledger, f"SELECT count(*) FROM runs WHERE run_id = '{race_id}-candidate'")
+                == 0
+            )
+            assert _count(ledger, "SELECT count(*) FROM races") == 1
         kills += 1
         resume = ["race", "--ledger", str(ledger), "--resume", race_id, "--format", "json"]
         proc = start([*resume, "--sandbox", "process", "--jobs", "3"])
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err.decode()
-    assert kills >= 2
+    assert kills == 3
     doc = json.loads(out)
     assert (doc["decision"], doc["tasks_used"]) == ("improvement", want.tasks)
     assert doc["difference"]["ci_low"] == want.ci_low

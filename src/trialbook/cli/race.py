@@ -26,11 +26,13 @@ class _Lines:
     """Progress on standard error: one line per task pair."""
 
     def begin(self, race: RaceRecord, notes: Sequence[str]) -> None:
-        click.echo(
+        import textwrap
+
+        head = (
             f"race {race.race_id}: {len(race.task_order)} tasks in a random order "
-            f"(seed {race.order_seed}); {race.stopping_rule}",
-            err=True,
+            f"(seed {race.order_seed}); {race.stopping_rule}"
         )
+        click.echo(textwrap.fill(head, 80, subsequent_indent="  "), err=True)
         for note in notes:
             click.echo(f"note: {note}", err=True)
 
@@ -91,6 +93,18 @@ class _Lines:
     "--resume", metavar="RACE_ID", help="Continue race RACE_ID from the ledger (same order)."
 )
 @click.option("--race-id", help="Id of the new race (default: race-<UTC time>-<6 hex digits>).")
+@click.option(
+    "--baseline-system",
+    default="baseline",
+    show_default=True,
+    help="System name of the baseline's run (its run id is RACE_ID-NAME).",
+)
+@click.option(
+    "--candidate-system",
+    default="candidate",
+    show_default=True,
+    help="System name of the candidate's run.",
+)
 @sandbox_option
 @click.option(
     "--pass-env",
@@ -114,6 +128,8 @@ def race(
     jobs: int,
     resume: str | None,
     race_id: str | None,
+    baseline_system: str,
+    candidate_system: str,
     sandbox: str | None,
     pass_env: tuple[str, ...],
     fmt: str,
@@ -152,6 +168,8 @@ def race(
         jobs=jobs,
         resume=resume,
         race_id=race_id,
+        baseline_system=baseline_system,
+        candidate_system=candidate_system,
         sandbox=sandbox,
         pass_env={name: os.environ[name] for name in pass_env},
     )

@@ -173,6 +173,8 @@ def _new_race(options: RaceOptions, sequential: SequentialOptions) -> RaceRecord
         race_id=race_id,
         baseline_run=f"{race_id}-{options.baseline_system}",
         candidate_run=f"{race_id}-{options.candidate_system}",
+        baseline_agent=str(options.baseline),
+        candidate_agent=str(options.candidate),
         method=sequential.method,
         alpha=sequential.alpha,
         order_seed=sequential.order_seed,
@@ -268,7 +270,6 @@ def run_race(
             if store.race(race.race_id) is not None:
                 raise ArgumentError(f"race {race.race_id!r} already exists", argument="race_id")
             store.create_race(race)
-            baseline, candidate = options.baseline, options.candidate
         else:
             status = _resumed(options, store)
             race = status.record
@@ -279,7 +280,6 @@ def run_race(
                 min_effect=race.min_effect,
                 max_tasks=race.max_tasks,
             )
-            baseline = candidate = None
             was_stopped = status.status == "stopped"
             if not was_stopped:
                 store.record_race_event(race.race_id, "resumed")
@@ -309,16 +309,16 @@ def run_race(
         try:
             while replay.stopped_because is None and not stop.is_set():
                 batch = replay.next_tasks(options.jobs)
-                for run_id, system, agent in (
-                    (race.baseline_run, options.baseline_system, baseline),
-                    (race.candidate_run, options.candidate_system, candidate),
+                for run_id, agent in (
+                    (race.baseline_run, race.baseline_agent),
+                    (race.candidate_run, race.candidate_agent),
                 ):
                     if not stop.is_set():
                         _side(
                             options,
                             store,
                             run_id=run_id,
-                            system=system,
+                            system=run_id.removeprefix(f"{race.race_id}-"),
                             agent=agent,
                             suite=suite,
                             tasks=batch,

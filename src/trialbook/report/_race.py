@@ -52,12 +52,21 @@ def _because(reason: str | None, min_effect: float | None) -> str:
     return _BECAUSE[reason].format(min_effect=_pp(min_effect).lstrip("+"))
 
 
+def _points(x: float) -> str:
+    return f"{round(100 * x, 1) + 0.0:+.1f}"
+
+
 def race_look_line(look: SequenceLook, tasks_total: int, attempts: int, full: int) -> str:
-    """One progress line after a task pair (fits 80 columns)."""
-    return (
-        f"pair {look.tasks}/{tasks_total}  {_pp(look.estimate)} {_interval(look)}  "
-        f"attempts {attempts}/{full} ({full - attempts} saved)  {look.decision}"
+    """One progress line after a task pair (fits 80 columns until the decision is added)."""
+    if look.ci_low is None or look.ci_high is None:
+        interval = "(no interval)"
+    else:
+        interval = f"[{_points(look.ci_low)}, {_points(look.ci_high)}]"
+    line = (
+        f"pair {look.tasks}/{tasks_total}  {_points(look.estimate)} {interval} pp  "
+        f"attempts {attempts}/{full} ({full - attempts} saved)"
     )
+    return line if look.decision == "undecided" else f"{line}  {look.decision}"
 
 
 def race_to_dict(r: RaceResult) -> dict[str, Any]:

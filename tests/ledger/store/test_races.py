@@ -15,6 +15,8 @@ RACE = RaceRecord(
     race_id="r1",
     baseline_run="r1-baseline",
     candidate_run="r1-candidate",
+    baseline_agent="./base.sh",
+    candidate_agent="./cand.sh --fast",
     method="betting-population",
     alpha=0.05,
     order_seed=3,
@@ -81,6 +83,7 @@ def test_races_are_append_only_and_unique(tmp_path: Path) -> None:
             conn.execute(sql)
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         conn.execute(
-            "INSERT INTO races (race_id, baseline_run, candidate_run, method, alpha, order_seed, "
-            "task_order, stopping_rule, started_at) VALUES ('r2', 'a', 'b', 'm', 1.5, 0, '[]', '', '')"
+            "INSERT INTO races (race_id, baseline_run, candidate_run, baseline_agent, "
+            "candidate_agent, method, alpha, order_seed, task_order, stopping_rule, started_at) "
+            "VALUES ('r2', 'a', 'b', 'x', 'y', 'm', 1.5, 0, '[]', '', '')"
         )

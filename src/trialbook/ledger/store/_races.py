@@ -32,6 +32,10 @@ class RaceRecord:
     """The baseline's run id."""
     candidate_run: str
     """The candidate's run id."""
+    baseline_agent: str
+    """The baseline's command (its run records it too, once created)."""
+    candidate_agent: str
+    """The candidate's command."""
     method: str
     """The confidence sequence (``betting-population``, ``betting-suite``, ``discordant``)."""
     alpha: float

@@ -243,12 +243,14 @@ ALTER TABLE runs ADD COLUMN selection TEXT;
 # settings, pinned before the first pair (alpha, method, stopping rule, the seeded task order), and
 # its life as append-only events; 'stopped' says when and why, with the decision and the interval.
 # The run ids are not foreign keys: a race is recorded before its runs start (a crash in between
-# leaves a race whose missing run a resume creates).
+# leaves a race whose missing run a resume creates, with the agent command the race records).
 _V7 = """
 CREATE TABLE races (
     race_id TEXT PRIMARY KEY CHECK (typeof(race_id) = 'text' AND length(race_id) > 0),
     baseline_run TEXT NOT NULL,
     candidate_run TEXT NOT NULL CHECK (candidate_run <> baseline_run),
+    baseline_agent TEXT NOT NULL,
+    candidate_agent TEXT NOT NULL,
     dataset_id TEXT,
     suite_path TEXT,
     method TEXT NOT NULL,
