@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_score_bootstrap.py
 	$(PY) benchmarks/bench_cli_startup.py
 	$(PY) benchmarks/bench_harness_overhead.py
+	$(PY) benchmarks/bench_race.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache

@@ -171,8 +171,8 @@ def sequential_text(c: SequentialComparison) -> str:
         f"baseline  {c.baseline_run}: {100 * c.baseline_estimate:.1f}%",
         f"candidate {c.candidate_run}: {100 * c.candidate_estimate:.1f}%",
         f"difference {_pp(look.estimate)}, anytime-valid {1 - o.alpha:.0%} interval "
-        f"{_interval(look)} ({o.method})",
-        f"decision: {_decision(c)}",
+        f"{_interval(look)}",
+        f"decision: {_decision(c)} ({o.method})",
     ]
     if c.race_id is not None:
         lines.append(f"stopped: {_because(c.stopped_because, o.min_effect)}")
