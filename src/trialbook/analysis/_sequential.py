@@ -250,13 +250,16 @@ def sequential_compare(
     """
     path_b, run_b = _split_spec(baseline)
     path_c, run_c = _split_spec(candidate)
-    ledger_b = read(path_b)
-    ledger_c = ledger_b if path_c.resolve() == path_b.resolve() else read(path_c)
-    id_b = _pick_run(ledger_b, run_b, baseline)
-    id_c = _pick_run(ledger_c, run_c, candidate)
-    race = _race_of(path_b, id_b, id_c) if ledger_c is ledger_b else None
+    same = path_c.resolve() == path_b.resolve()
+    # a race's two runs live in one .db and are named by id: asked of the store before any
+    # ledger is read, so a plain comparison reads its ledgers once (in compare_runs), not twice
+    race = _race_of(path_b, run_b, run_c) if same and run_b and run_c else None
     if race is None and options is None:
         return None
+    ledger_b = read(path_b)
+    ledger_c = ledger_b if same else read(path_c)
+    id_b = _pick_run(ledger_b, run_b, baseline)
+    id_c = _pick_run(ledger_c, run_c, candidate)
     base, cand = run_task_rates(ledger_b, id_b), run_task_rates(ledger_c, id_c)
     if race is not None:
         used_options = SequentialOptions(
