@@ -295,25 +295,30 @@ def run_race(
             return sum(store.tally(r)[0] for r in (race.baseline_run, race.candidate_run))
 
         def catch_up() -> None:
+            known = {r.record.run_id for r in store.runs()}
             rates = [
-                run_task_rates(store.read(r), r) for r in (race.baseline_run, race.candidate_run)
+                run_task_rates(store.read(r), r) if r in known else {}
+                for r in (race.baseline_run, race.candidate_run)
             ]
             new = replay.advance(task_differences(*rates, attempts=k))
             if progress is not None:
                 for look in new:
                     progress.look(look, len(race.task_order), attempts(), full)
 
-        known = {r.record.run_id for r in store.runs()}
-        if {race.baseline_run, race.candidate_run} <= known:
-            catch_up()
+        def done(run_id: str, tasks: tuple[str, ...]) -> bool:
+            finished = store.finished(run_id)
+            return all((t, i) in finished for t in tasks for i in range(k))
+
+        catch_up()
         try:
             while replay.stopped_because is None and not stop.is_set():
                 batch = replay.next_tasks(options.jobs)
+                before = replay.used
                 for run_id, agent in (
                     (race.baseline_run, race.baseline_agent),
                     (race.candidate_run, race.candidate_agent),
                 ):
-                    if not stop.is_set():
+                    if not stop.is_set() and not done(run_id, batch):
                         _side(
                             options,
                             store,
@@ -325,6 +330,12 @@ def run_race(
                             stop=stop,
                         )
                 catch_up()
+                if replay.used == before and not stop.is_set():
+                    # every attempt comes back as a row (errors are data), so this is a bug
+                    raise TrialbookError(
+                        f"race {race.race_id}: the batch {', '.join(batch)} left no task pair "
+                        "finished; resume it with --resume"
+                    )
         except BaseException:
             store.record_race_event(race.race_id, "interrupted", {"tasks_used": replay.used})
             raise
