@@ -122,7 +122,32 @@ def test_compare_sequential_gives_the_anytime_valid_interval_of_any_two_runs(
     assert (doc["decision"], doc["tasks_used"], doc["race_id"]) == (look.decision, 120, None)
     text = CliRunner().invoke(main, ["compare", f"{ledger}:b", f"{ledger}:c", "--sequential"])
     assert "anytime-valid 95% interval" in text.output
-    assert "looking again after more" in text.output
+    assert "looking again" in text.output
+
+
+def test_compare_sequential_takes_the_prefix_both_runs_have(tmp_path: Path) -> None:
+    # the candidate has run only some tasks: the sequence stops at the first task of the order it
+    # lacks, so running the rest later continues this very sequence
+    rng = np.random.default_rng(3)
+    tasks = [f"t{i:02d}" for i in range(30)]
+    base = {t: rng.binomial(1, 0.5, size=2) for t in tasks}
+    cand = {t: rng.binomial(1, 0.5, size=2) for t in tasks[:20]}
+    ledger = write_jsonl(
+        tmp_path / "l.jsonl",
+        matrix_rows(base, run_id="b", dataset_id="d")
+        + matrix_rows(cand, run_id="c", dataset_id="d"),
+    )
+    order = task_order(tasks, 0)
+    prefix = next(i for i, t in enumerate(order) if t not in cand)
+    result = CliRunner().invoke(
+        main, ["compare", f"{ledger}:b", f"{ledger}:c", "--sequential", "--format", "json"]
+    )
+    doc = json.loads(result.stdout)
+    assert (doc["tasks_used"], doc["tasks_paired"], doc["tasks_total"]) == (prefix, 20, 30)
+    seq = PairedSequence()
+    for t in order[:prefix]:
+        look = seq.update(float(cand[t].mean() - base[t].mean()))
+    assert doc["difference"]["ci_low"] == look.ci_low
 
 
 def test_compare_sequential_refuses_runs_of_different_suites(tmp_path: Path) -> None:

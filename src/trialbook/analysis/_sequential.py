@@ -3,8 +3,9 @@
 - Per task, the difference is the candidate's pass rate minus the baseline's over the task's
   attempts (a task with a leaked attempt is quarantined whole, as in score and compare).
 - The tasks are taken in one order fixed before any outcome: a race's recorded order, or for any
-  two runs a seeded random order (:func:`trialbook.stats.task_order`). Only a prefix of that order
-  counts: the sequence takes a task once both runs have finished it, never skipping one.
+  two runs a seeded random order of every task either has (:func:`trialbook.stats.task_order`).
+  Only a prefix of that order counts: the sequence takes a task once both runs have finished it,
+  never skipping one, so more tasks run later extend the same sequence.
 - The sequence stops where a race stops: the first look that decides, or the task limit. Replaying
   a race's runs gives the race's own stopping point and interval (the same seeds and outcomes give
   the same stop); ``compare`` on them reports this, never a fixed-design interval, which the
@@ -185,7 +186,7 @@ class SequentialComparison:
     options: SequentialOptions
     """The settings (a race's recorded ones)."""
     tasks_total: int
-    """Tasks in the order (the paired tasks; a race's whole order)."""
+    """Tasks in the order (every task either run has; a race's whole order)."""
     tasks_paired: int
     """Tasks both runs finished (a race's runs may hold pairs past its stop)."""
     tasks_used: int
@@ -287,10 +288,13 @@ def sequential_compare(
         if not paired:
             raise TrialbookError(f"{baseline} and {candidate} share no task to compare")
         used_options = options
-        order = task_order(paired, options.order_seed)
+        # every task either run has, in one seeded order: the sequence takes them while both
+        # runs have them, so tasks run later (a partial run resumed, say) continue the same
+        # sequence instead of starting another, and looking again keeps the error rate
+        order = task_order(sorted(set(base) | set(cand)), options.order_seed)
         attempts = None
-    # a race stops where it stopped; any two runs use every paired task (the decision, once
-    # made, stays, and the interval keeps narrowing: valid at the last look as at any other)
+    # a race stops where it stopped; any two runs use every task of the prefix (the decision,
+    # once made, stays, and the interval keeps narrowing: valid at the last look as at any other)
     replay, rate_b, rate_c = _replay(
         base, cand, order, used_options, attempts, stop_on_decision=race is not None
     )

@@ -160,11 +160,17 @@ def sequential_text(c: SequentialComparison) -> str:
             "interval is shown."
         )
     else:
-        head = f"trialbook compare --sequential — {c.tasks_used} paired tasks"
+        head = f"trialbook compare --sequential — {c.tasks_used} of {c.tasks_total} tasks in order"
         why = (
-            "Anytime-valid: this interval holds at every look, so looking again after more "
-            f"tasks keeps the error rate (tasks in a random order, seed {o.order_seed})."
+            "Anytime-valid: this interval holds at every look at once. The tasks are taken in "
+            f"a random order (seed {o.order_seed}) while both runs have them, so looking again "
+            "after more tasks ran continues the same sequence and keeps the error rate."
         )
+        if c.tasks_used < c.tasks_paired:
+            why += (
+                f" {c.tasks_paired - c.tasks_used} paired task(s) lie past the first task only "
+                "one run has, and wait for it."
+            )
     lines = [
         head,
         "",
