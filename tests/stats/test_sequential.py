@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from trialbook.errors import ArgumentError
@@ -155,3 +157,25 @@ def test_the_task_order_is_seeded_and_ignores_the_listing_order() -> None:
 def test_bad_input_names_the_argument(make: object, message: str) -> None:
     with pytest.raises(ArgumentError, match=message):
         make()  # type: ignore[operator]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0]), min_size=1, max_size=60),
+    st.sampled_from([0.01, 0.05, 0.2]),
+)
+def test_intervals_are_nested_bounded_and_the_suite_form_closes(
+    diffs: list[float], alpha: float
+) -> None:
+    for total in (None, len(diffs)):
+        seq = PairedSequence(alpha=alpha, total=total, grid=101)
+        low, high = -1.0, 1.0
+        for d in diffs:
+            look = seq.update(d)
+            assert look.ci_low is not None
+            assert look.ci_high is not None
+            assert low - 1e-12 <= look.ci_low <= look.ci_high <= high + 1e-12
+            low, high = look.ci_low, look.ci_high
+        if total is not None:  # after the last task: the full-suite mean, exactly
+            assert look.ci_low == pytest.approx(sum(diffs) / len(diffs))
+            assert look.ci_high == pytest.approx(sum(diffs) / len(diffs))
