@@ -16,7 +16,8 @@ predictable plug-in bets of their eq. (26)):
     s2_t    = (1/4 + sum_{i<=t} (x_i - mu_i)^2) / (t + 1),   mu_t = (1/2 + sum_{i<=t} x_i) / (t + 1)
     l+_t(m) = min(l_t, 3 / (4 c_t(m))),  l-_t(m) = min(l_t, 3 / (4 (1 - c_t(m))))
 
-``K+`` and ``K-`` are non-negative martingales at the true mean, so by Ville's inequality
+``K+`` and ``K-`` are non-negative martingales at the true mean (the bets use only the past), so
+is ``(K+ + K-) / 2``, which bounds ``K_t`` from above; by Ville's inequality
 ``P(exists t: K_t(true mean) >= 1/alpha) <= alpha``; the set ``{m: K_t(m) < 1/alpha}`` is a
 confidence sequence, valid at every look at once, and so is its running intersection (kept here).
 
@@ -27,7 +28,7 @@ Two estimands, two centres ``c_t(m)``:
 - ``suite`` (without replacement, ``total=N``): the tasks of a finite suite of N are taken in a
   uniformly random order; the sequence covers the mean difference the *whole suite* would show with
   these attempts (Waudby-Smith & Ramdas, "Confidence sequences for sampling without replacement",
-  NeurIPS 2020, Section 3): the mean of what remains is ``c_t(m) = (N m - S_{t-1}) / (N - t + 1)``,
+  NeurIPS 2020): the mean of what remains is ``c_t(m) = (N m - S_{t-1}) / (N - t + 1)``,
   and m is impossible once c leaves [0, 1]. The interval is also cut to what the unseen tasks could
   still make of the mean, ``[S_t / N, (S_t + N - t) / N]``, so after the last task it is the
   full-suite value exactly.
@@ -35,7 +36,8 @@ Two estimands, two centres ``c_t(m)``:
 The interval is read off a grid of candidate means (the decision points 0 and +-min_effect are on
 it exactly); at each look the set of grid points not rejected is widened by one grid step on each
 side, which still holds every non-rejected mean (the set is an interval: the hedged capital is
-quasi-convex in m). An update costs one pass over the grid: O(grid) arithmetic, no history.
+quasi-convex in m). An update costs one pass over the grid points still inside the running
+interval (those outside were rejected at some look): O(grid) arithmetic at most, no history.
 
 For single-attempt pairs, :func:`discordant_evalue` is the mixture sequential test on discordant
 pairs (Robbins 1970; a Beta(a, a) mixture of binomial likelihood ratios against p = 1/2).
