@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -179,3 +181,10 @@ def test_intervals_are_nested_bounded_and_the_suite_form_closes(
         if total is not None:  # after the last task: the full-suite mean, exactly
             assert look.ci_low == pytest.approx(sum(diffs) / len(diffs))
             assert look.ci_high == pytest.approx(sum(diffs) / len(diffs))
+
+
+def test_importing_the_statistics_does_not_load_scipy() -> None:
+    # scipy loads on first use (0.5-1 s): `trialbook run` imports the statistics without needing it
+    code = "import sys, trialbook.stats; print('scipy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

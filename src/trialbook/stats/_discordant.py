@@ -22,7 +22,6 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import betaln
 
 from trialbook.errors import ArgumentError
 from trialbook.stats._sequential import SequenceLook, check_alpha
@@ -37,6 +36,8 @@ def discordant_evalue(wins: int, losses: int, *, prior: float = 1.0) -> float:
         raise ArgumentError(f"wins and losses must be >= 0, got {wins}, {losses}")
     if not prior > 0:
         raise ArgumentError(f"prior must be > 0, got {prior}", argument="prior")
+    from scipy.special import betaln  # scipy loads on first use, as in the other stats modules
+
     n = wins + losses
     log_e = betaln(prior + wins, prior + losses) - betaln(prior, prior) + n * math.log(2)
     return float(math.exp(min(log_e, 700.0)))
@@ -51,6 +52,8 @@ def discordant_stops(
     baseline). Returns ``(decision, used)`` as :func:`trialbook.stats.race_stops` does: +1
     improvement, -1 regression, 0 no stop; ``used`` the task pairs seen at the stop.
     """
+    from scipy.special import betaln
+
     check_alpha(alpha)
     o = np.asarray(outcomes)
     if o.ndim != 2 or not np.isin(o, (-1, 0, 1)).all():
