@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_cli_startup.py
 	$(PY) benchmarks/bench_harness_overhead.py
 	$(PY) benchmarks/bench_report.py
+	$(PY) benchmarks/bench_race.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache

@@ -126,6 +126,7 @@ def test_the_command_line_has_exactly_the_documented_commands() -> None:
         "grader-check",
         "run",
         "runs",
+        "race",
         "import",
         "export",
         "demo",

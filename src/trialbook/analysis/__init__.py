@@ -54,9 +54,19 @@ if TYPE_CHECKING:
     )
     from trialbook.analysis._score import ScoreOptions, score_file, score_ledger, score_tallies
     from trialbook.analysis._selection import SelectionSummary
+    from trialbook.analysis._sequential import (
+        STOP_REASONS,
+        SequenceReplay,
+        SequentialComparison,
+        SequentialOptions,
+        run_task_rates,
+        sequential_compare,
+        task_differences,
+    )
 
 __all__ = [
     "INTERVAL_METHODS",
+    "STOP_REASONS",
     "AcrossRuns",
     "AttemptOutcome",
     "BudgetReport",
@@ -79,6 +89,9 @@ __all__ = [
     "ScoreOptions",
     "ScoreReport",
     "SelectionSummary",
+    "SequenceReplay",
+    "SequentialComparison",
+    "SequentialOptions",
     "StratumDifference",
     "StratumScore",
     "TaskDifference",
@@ -89,9 +102,12 @@ __all__ = [
     "build_report",
     "compare_runs",
     "plan_from_options",
+    "run_task_rates",
     "score_file",
     "score_ledger",
     "score_tallies",
+    "sequential_compare",
+    "task_differences",
 ]
 
 # Loaded on first use (PEP 562): the command line reads IntervalOptions' defaults for --help
@@ -126,6 +142,18 @@ _LAZY = {
             "build_report",
         ),
         "_report",
+    ),
+    **dict.fromkeys(
+        (
+            "STOP_REASONS",
+            "SequenceReplay",
+            "SequentialComparison",
+            "SequentialOptions",
+            "run_task_rates",
+            "sequential_compare",
+            "task_differences",
+        ),
+        "_sequential",
     ),
     **dict.fromkeys(
         ("AcrossRuns", "MetricEstimate", "RunScore", "ScoreReport", "StratumScore", "TaskScore"),

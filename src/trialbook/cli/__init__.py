@@ -19,6 +19,7 @@ from trialbook.cli.import_ import import_
 from trialbook.cli.io import export
 from trialbook.cli.passk import passk
 from trialbook.cli.plan import plan
+from trialbook.cli.race import race
 from trialbook.cli.report import report
 from trialbook.cli.run import run
 from trialbook.cli.runs import runs
@@ -51,6 +52,7 @@ for _command in (
     grader_check,
     run,
     runs,
+    race,
     import_,
     export,
     demo,

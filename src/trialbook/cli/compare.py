@@ -14,6 +14,7 @@ from trialbook.cli._options import (
     source_option,
     user_errors,
 )
+from trialbook.cli._sequential import sequential_option, sequential_report
 
 if TYPE_CHECKING:
     from trialbook.ledger import Ledger
@@ -42,6 +43,7 @@ __all__ = ["compare"]
 @click.option(
     "--allow-grader-change", is_flag=True, help="Compare runs graded by different grader versions."
 )
+@sequential_option
 @source_option
 @click.option("--scorer", help="Inspect: the scorer whose value decides passed (several scorers).")
 @format_option("table", "json", "markdown", "html", schema="trialbook.compare/1")
@@ -57,6 +59,7 @@ def compare(
     method: str,
     allow_different_suites: bool,
     allow_grader_change: bool,
+    sequential: bool,
     source: str | None,
     scorer: str | None,
     fmt: str,
@@ -82,6 +85,9 @@ def compare(
     def read(path: Path) -> Ledger:
         return read_source([path], source, ImportOptions(scorer=scorer))
 
+    # two runs of a race (or --sequential): the anytime-valid interval, never a fixed-design one
+    if sequential_report(baseline, candidate, sequential, confidence, seed, fmt, gate, read):
+        return
     result = compare_runs(
         baseline,
         candidate,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from trialbook.harness._attempt import run_attempt
+    from trialbook.harness._check import check_agents
     from trialbook.harness._driver import RunProgress, Tally
     from trialbook.harness._executor import Executor, LocalExecutor
     from trialbook.harness._gradercheck import GraderCase, GraderCheck, grader_check
@@ -41,6 +42,7 @@ __all__ = [
     "Tally",
     "Tier",
     "bwrap_problem",
+    "check_agents",
     "grader_check",
     "list_runs",
     "load_project",
@@ -51,6 +53,7 @@ __all__ = [
 
 _LAZY = {
     "run_attempt": "_attempt",
+    "check_agents": "_check",
     "RunProgress": "_driver",
     "Tally": "_driver",
     "RunSummary": "_runs",

@@ -82,6 +82,9 @@ class RunOptions:
     model_version: str | None = None
     rerun_reason: str | None = None
     grace_s: float = 2.0
+    only: tuple[str, ...] = ()
+    """Run only the attempts of these tasks of the run, still missing (``trialbook race`` runs its
+    task pairs so, a few at a time); the run stays 'interrupted' until all its tasks are done."""
 
 
 @dataclass(frozen=True)
@@ -330,6 +333,8 @@ def run_suite(
     tasks = list(selection.tasks)
     if not tasks:
         raise ArgumentError("no task to run: every selected task is quarantined", argument="tasks")
+    if unknown := sorted(set(options.only) - {t.id for t in tasks}):
+        raise ArgumentError(f"the run has no task {', '.join(unknown)}", argument="only")
     words = command_words(options.agent, "agent")
     env = base_env(options.pass_env)
     digest = agent_digest(options.agent, words, env["PATH"])
@@ -416,6 +421,8 @@ def run_suite(
             },
         )
         todo = _plan(templates, suite.k, suite.seeds, done)
+        if options.only:
+            todo = [p for p in todo if p.template.task_id in set(options.only)]
         stop = stop or threading.Event()
         if progress is not None:
             progress.begin(run_id, len(todo) + len(done), Tally(*store.tally(run_id)), notes)
@@ -450,6 +457,9 @@ def run_suite(
                 "fix it and start a new run"
             )
         interrupted = stop.is_set() and driver.written < len(todo)
+        # a run of some of its tasks (``only``) that leaves others undone is paused, not finished
+        paused = bool(options.only) and len(done) + driver.written < len(templates) * suite.k
+        interrupted = interrupted or paused
         store.record_event(
             run_id,
             "interrupted" if interrupted else "finished",

@@ -22,6 +22,15 @@ from trialbook.report._html import compare_html, report_html, score_html
 from trialbook.report._json import to_json
 from trialbook.report._passk import PASSK_SCHEMA, passk_json, passk_text, passk_to_dict
 from trialbook.report._plan import PLAN_SCHEMA, plan_text, plan_to_dict
+from trialbook.report._race import (
+    RACE_SCHEMA,
+    SEQUENTIAL_SCHEMA,
+    race_look_line,
+    race_text,
+    race_to_dict,
+    sequential_text,
+    sequential_to_dict,
+)
 from trialbook.report._runs import RUNS_SCHEMA, runs_text, runs_to_dict
 from trialbook.report._score import SCORE_SCHEMA, score_to_dict
 from trialbook.report._score_markdown import score_markdown
@@ -34,8 +43,10 @@ __all__ = [
     "GRADER_CHECK_SCHEMA",
     "PASSK_SCHEMA",
     "PLAN_SCHEMA",
+    "RACE_SCHEMA",
     "RUNS_SCHEMA",
     "SCORE_SCHEMA",
+    "SEQUENTIAL_SCHEMA",
     "SUITE_CHECK_SCHEMA",
     "budget_markdown",
     "budget_table",
@@ -56,6 +67,9 @@ __all__ = [
     "passk_to_dict",
     "plan_text",
     "plan_to_dict",
+    "race_look_line",
+    "race_text",
+    "race_to_dict",
     "render_plain",
     "report_html",
     "run_text",
@@ -65,5 +79,7 @@ __all__ = [
     "score_markdown",
     "score_table",
     "score_to_dict",
+    "sequential_text",
+    "sequential_to_dict",
     "to_json",
 ]

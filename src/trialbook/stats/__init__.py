@@ -7,6 +7,7 @@ from trialbook.stats._bootstrap import (
     task_bootstrap,
 )
 from trialbook.stats._budget import BudgetCurve, budget_curve
+from trialbook.stats._discordant import DiscordantSequence, discordant_evalue, discordant_stops
 from trialbook.stats._effort import (
     CostSummary,
     EffortSummary,
@@ -29,6 +30,15 @@ from trialbook.stats._paired import (
 )
 from trialbook.stats._passk import PassKStep, pass_at_k, pass_hat_k, pass_k_matrix, pass_k_steps
 from trialbook.stats._plan import DesignOption, PlanResult, plan_design
+from trialbook.stats._sequential import (
+    SEQUENCE_METHODS,
+    BettingState,
+    PairedSequence,
+    SequenceLook,
+    SequenceMethod,
+    race_stops,
+    task_order,
+)
 from trialbook.stats._signflip import (
     EXACT_UP_TO,
     PairedTest,
@@ -40,23 +50,31 @@ from trialbook.stats._variance import VarianceComponents, variance_components
 
 __all__ = [
     "EXACT_UP_TO",
+    "SEQUENCE_METHODS",
+    "BettingState",
     "BootstrapResult",
     "BudgetCurve",
     "CIMethod",
     "CostSummary",
     "DesignOption",
+    "DiscordantSequence",
     "EffortSummary",
     "McNemarResult",
     "PairedDifference",
+    "PairedSequence",
     "PairedTest",
     "PassKStep",
     "PlanResult",
+    "SequenceLook",
+    "SequenceMethod",
     "Total",
     "VarianceComponents",
     "budget_curve",
     "clustered_se",
     "cost_from_totals",
     "cost_summary",
+    "discordant_evalue",
+    "discordant_stops",
     "effort_from_counts",
     "effort_summary",
     "holm",
@@ -71,7 +89,9 @@ __all__ = [
     "pass_k_matrix",
     "pass_k_steps",
     "plan_design",
+    "race_stops",
     "task_bootstrap",
+    "task_order",
     "total_of",
     "variance_components",
     "wilson_interval",

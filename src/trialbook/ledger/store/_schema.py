@@ -257,6 +257,46 @@ CREATE TRIGGER attempt_columns_no_delete BEFORE DELETE ON attempt_columns
 BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempt_columns rows are never deleted'); END;
 """
 
+# Schema 8: a race (``trialbook race``) records its two runs as one sequential comparison: its
+# settings, pinned before the first pair (alpha, method, stopping rule, the seeded task order), and
+# its life as append-only events; 'stopped' says when and why, with the decision and the interval.
+# The run ids are not foreign keys: a race is recorded before its runs start (a crash in between
+# leaves a race whose missing run a resume creates, with the agent command the race records).
+_V8 = """
+CREATE TABLE races (
+    race_id TEXT PRIMARY KEY CHECK (typeof(race_id) = 'text' AND length(race_id) > 0),
+    baseline_run TEXT NOT NULL,
+    candidate_run TEXT NOT NULL CHECK (candidate_run <> baseline_run),
+    baseline_agent TEXT NOT NULL,
+    candidate_agent TEXT NOT NULL,
+    dataset_id TEXT,
+    suite_path TEXT,
+    method TEXT NOT NULL,
+    alpha REAL NOT NULL CHECK (alpha > 0 AND alpha < 1),
+    min_effect REAL CHECK (min_effect IS NULL OR (min_effect > 0 AND min_effect < 1)),
+    max_tasks INTEGER CHECK (max_tasks IS NULL OR max_tasks >= 1),
+    order_seed INTEGER NOT NULL,
+    task_order TEXT NOT NULL,
+    stopping_rule TEXT NOT NULL,
+    started_at TEXT NOT NULL
+);
+CREATE TABLE race_events (
+    id INTEGER PRIMARY KEY,
+    race_id TEXT NOT NULL REFERENCES races(race_id),
+    event TEXT NOT NULL CHECK (event IN ('started', 'resumed', 'stopped', 'interrupted')),
+    at TEXT NOT NULL,
+    detail TEXT
+);
+CREATE TRIGGER races_no_update BEFORE UPDATE ON races
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: races rows are never updated'); END;
+CREATE TRIGGER races_no_delete BEFORE DELETE ON races
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: races rows are never deleted'); END;
+CREATE TRIGGER race_events_no_update BEFORE UPDATE ON race_events
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: race_events rows are never updated'); END;
+CREATE TRIGGER race_events_no_delete BEFORE DELETE ON race_events
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: race_events rows are never deleted'); END;
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
@@ -265,6 +305,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (5, "imported runs: not_recorded, and the source of each import", _V5),
     (6, "run provenance: agent, graders, pass-env names, host, planned attempts, selection", _V6),
     (7, "the validated columns of each batch of rows, for reading a run without a row loop", _V7),
+    (8, "races: two runs as one sequential comparison, and its events", _V8),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

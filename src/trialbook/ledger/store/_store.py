@@ -29,6 +29,7 @@ from trialbook.ledger._rows import ledger_from_rows, ledger_tuples
 from trialbook.ledger._table import Ledger
 from trialbook.ledger.store._columns import keep_columns
 from trialbook.ledger.store._queries import completions, run_pass_at_1, run_tally
+from trialbook.ledger.store._races import RaceLog
 from trialbook.ledger.store._read import read_attempts
 from trialbook.ledger.store._records import (
     RUN_EVENTS,
@@ -62,7 +63,7 @@ def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
     return conn
 
 
-class LedgerStore:
+class LedgerStore(RaceLog):
     """An open SQLite ledger. Use as a context manager; every write is its own short transaction."""
 
     def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
