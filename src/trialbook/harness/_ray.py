@@ -17,6 +17,8 @@ made (``trialbook run --executor ray``).
 from __future__ import annotations
 
 import dataclasses
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -34,7 +36,8 @@ from trialbook.ledger import now
 __all__ = ["PENDING_S", "RayExecutor"]
 
 PENDING_S = 120.0
-"""Seconds an attempt may wait, beyond its own budget, for a CPU on the cluster and its files."""
+"""Seconds an attempt may take beyond its own budget: the wait for a CPU on the cluster, a worker
+to start, the task's files to arrive and the workspace to be made and removed."""
 
 _POLL_S = 0.2
 """The longest single wait on the cluster: how often deadlines and cancels are looked at."""
@@ -58,7 +61,7 @@ class _Flight:
 def _budget_s(spec: AttemptSpec) -> float:
     """The longest an attempt can take on a worker that is alive: agent, grader, two graces."""
     budget = spec.budget
-    return budget.timeout_s + budget.grader_timeout_s + 2 * spec.grace_s + 10
+    return budget.timeout_s + budget.grader_timeout_s + 2 * spec.grace_s
 
 
 def _ray() -> Any:
@@ -69,6 +72,30 @@ def _ray() -> Any:
             "--executor ray needs Ray: pip install 'trialbook[ray]'", argument="executor"
         ) from None
     return ray
+
+
+_CONNECT_S = 10.0
+"""How long the cluster's address may take to accept a connection (Ray itself retries for minutes)."""
+
+
+def _reachable(address: str | None) -> None:
+    """Refuse at once a cluster address (``HOST:PORT``) nothing listens on: Ray would retry it for
+    minutes before saying so. Other forms (``auto``, ``ray://...``) are left to Ray."""
+    if address is None or "://" in address or address.count(":") != 1:
+        return
+    host, _, port = address.rpartition(":")
+    if not port.isdigit():
+        raise ArgumentError(
+            f"Ray address must be HOST:PORT, got {address!r}", argument="ray_address"
+        )
+    try:
+        socket.create_connection((host, int(port)), timeout=_CONNECT_S).close()
+    except OSError as exc:
+        raise ArgumentError(
+            f"no Ray cluster answers at {address} ({exc.strerror or exc}): start one with "
+            "'ray start --head' or give its address",
+            argument="ray_address",
+        ) from None
 
 
 class RayExecutor:
@@ -91,6 +118,7 @@ class RayExecutor:
         self._ray = ray
         self._owned = not ray.is_initialized()
         if self._owned:
+            _reachable(address or os.environ.get("RAY_ADDRESS") or None)
             try:
                 (init or ray.init)(
                     address=address,
