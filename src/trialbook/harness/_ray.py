@@ -194,10 +194,27 @@ class RayExecutor:
             if not refs:
                 time.sleep(0.01)
                 continue
-            ready, _ = ray.wait(refs, num_returns=1, timeout=_POLL_S, fetch_local=True)
+            try:
+                ready, _ = ray.wait(refs, num_returns=1, timeout=_POLL_S, fetch_local=True)
+            except Exception as exc:  # the connection to the cluster failed: nothing will come
+                self._give_up(f"waiting on the Ray cluster failed ({type(exc).__name__}: {exc})")
+                continue
             for ref in ready:
                 self._finish(ref)
             self._overdue()
+
+    def _give_up(self, message: str) -> None:
+        """Every attempt in flight is lost (cut off, when it was being cancelled anyway)."""
+        with self._lock:
+            flights = list(self._flights.values())
+            self._flights.clear()
+        for flight in flights:
+            if flight.cancelled_at is not None:
+                flight.future.set_result(AttemptResult(row=None))
+            else:
+                flight.future.set_result(
+                    lost_result(flight.spec, f"{message}; not run again", flight.started_at)
+                )
 
     def _finish(self, ref: Any) -> None:
         with self._lock:
@@ -291,6 +308,8 @@ class RayExecutor:
                 if not self._flights:
                     break
             time.sleep(0.05)
+        if self._closed:
+            return
         self._closed = True
         self._thread.join()
         self._materials.clear()

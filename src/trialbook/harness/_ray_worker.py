@@ -16,6 +16,7 @@ task runs on a worker.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import os
 import tarfile
@@ -81,6 +82,11 @@ def lost_result(spec: AttemptSpec, message: str, started_at: str | None = None) 
     return AttemptResult(row=row)
 
 
+@functools.cache
+def _version() -> str:
+    return f"trialbook {version('trialbook')}"
+
+
 _SCRATCH: dict[str, Path] = {}
 """This worker process's scratch folder per run (a worker may serve several runs of one driver)."""
 
@@ -126,7 +132,7 @@ def run_on_worker(
 ) -> AttemptResult:
     """Run the attempt here, in this worker's scratch folder, with its processes carrying this
     worker's stamp (so this node's sweeps and the watchdog find them)."""
-    here = f"trialbook {version('trialbook')}"
+    here = _version()
     if here != harness_version:
         return lost_result(spec, f"the worker runs {here}, the driver {harness_version}")
     started = now()
