@@ -238,10 +238,15 @@ class RayExecutor:
         errors = self._ray.exceptions
         if isinstance(exc, errors.TaskCancelledError) and flight.cancelled_at is not None:
             return AttemptResult(row=None)
-        if isinstance(exc, errors.RayTaskError) and not isinstance(
-            exc, errors.TaskCancelledError | errors.WorkerCrashedError
-        ):
+        if isinstance(exc, errors.RayTaskError):
             cause = exc.as_instanceof_cause()
+            if isinstance(cause, ImportError):  # the node lacks trialbook (or one of its modules)
+                return lost_result(
+                    flight.spec,
+                    f"a Ray worker cannot import {cause.name or 'trialbook'}: install "
+                    f"{self._version} on every node",
+                    flight.started_at,
+                )
             return cause if isinstance(cause, BaseException) else exc
         text = str(exc).strip().splitlines()
         why = {
