@@ -79,3 +79,40 @@ def test_the_project_file_may_choose_the_executor(
     (tmp_path / "trialbook.toml").write_text('executor = "slurm"\n')
     line = _refused(tmp_path, *_run(tmp_path))
     assert "executor must be local or ray, got 'slurm'" in line
+
+
+class _Refusing:
+    """Stands in for ``ray.init``: records the address asked for, then fails to connect."""
+
+    def __init__(self) -> None:
+        self.addresses: list[object] = []
+
+    def __call__(self, **kwargs: object) -> None:
+        self.addresses.append(kwargs["address"])
+        raise ConnectionError("not this time")
+
+
+def test_without_an_address_a_new_local_instance_is_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Never a cluster an old session file names (Ray's own default): that one may be long gone,
+    and Ray then retries it for minutes."""
+    from trialbook.errors import ArgumentError, HarnessError
+    from trialbook.harness import RayExecutor
+
+    init = _Refusing()
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(
+        HarnessError, match=r"cannot start or reach the Ray cluster \(a new instance here\)"
+    ):
+        RayExecutor(1, init=init)
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        address = f"127.0.0.1:{listening.getsockname()[1]}"
+        monkeypatch.setenv("RAY_ADDRESS", address)
+        with pytest.raises(HarnessError, match="not this time"):
+            RayExecutor(1, init=init)
+        with pytest.raises(ArgumentError, match="no Ray cluster answers at 127.0.0.1:1"):
+            RayExecutor(1, "127.0.0.1:1", init=init)  # refused before init: nothing listens
+    assert init.addresses == ["local", address]

@@ -78,10 +78,10 @@ _CONNECT_S = 10.0
 """How long the cluster's address may take to accept a connection (Ray itself retries for minutes)."""
 
 
-def _reachable(address: str | None) -> None:
+def _reachable(address: str) -> None:
     """Refuse at once a cluster address (``HOST:PORT``) nothing listens on: Ray would retry it for
     minutes before saying so. Other forms (``auto``, ``ray://...``) are left to Ray."""
-    if address is None or "://" in address or address.count(":") != 1:
+    if "://" in address or address.count(":") != 1:
         return
     host, _, port = address.rpartition(":")
     if not port.isdigit():
@@ -118,7 +118,9 @@ class RayExecutor:
         self._ray = ray
         self._owned = not ray.is_initialized()
         if self._owned:
-            _reachable(address or os.environ.get("RAY_ADDRESS") or None)
+            # neither given: a new instance here ("local"), never one a stale session file names
+            address = address or os.environ.get("RAY_ADDRESS") or "local"
+            _reachable(address)
             try:
                 (init or ray.init)(
                     address=address,
@@ -127,7 +129,7 @@ class RayExecutor:
                     configure_logging=False,
                 )
             except (ConnectionError, ValueError, RuntimeError) as exc:
-                where = address or "RAY_ADDRESS or a local instance"
+                where = "a new instance here" if address == "local" else address
                 raise HarnessError(
                     f"cannot start or reach the Ray cluster ({where}): {exc}"
                 ) from None

@@ -279,6 +279,8 @@ def run_suite(
 
     executor = executor_factory(options.jobs or 1) if executor_factory else _executor(options)
     try:
+        if options.executor == "ray":
+            notes.append(f"on the Ray cluster: up to {executor.capacity()} attempt(s) at once")
         return _run(
             options,
             prior,
