@@ -113,6 +113,6 @@ def test_without_an_address_a_new_local_instance_is_started(
         monkeypatch.setenv("RAY_ADDRESS", address)
         with pytest.raises(HarnessError, match="not this time"):
             RayExecutor(1, init=init)
-        with pytest.raises(ArgumentError, match="no Ray cluster answers at 127.0.0.1:1"):
+        with pytest.raises(ArgumentError, match=r"no Ray cluster answers at 127\.0\.0\.1:1"):
             RayExecutor(1, "127.0.0.1:1", init=init)  # refused before init: nothing listens
     assert init.addresses == ["local", address]
