@@ -9,8 +9,9 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml setup.py src/trialbook/ledger/formats/_cjsonl.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=25.1"
-	@# the inspect extra too: its importer's tests run (never skipped) wherever make test runs
-	$(PY) -m pip install --quiet -e ".[inspect,plots]" --group dev
+	@# the optional extras too: their tests (the inspect importer, the report's plots, the Ray
+	@# executor) run, never skipped, wherever make test runs
+	$(PY) -m pip install --quiet -e ".[inspect,plots,ray]" --group dev
 	touch $(STAMP)
 
 demo: $(STAMP)

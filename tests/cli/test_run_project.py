@@ -109,8 +109,11 @@ def test_the_printed_resume_command_works_when_pasted(outside_tmp: Path) -> None
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # stop once the first attempt has its row
         time.sleep(0.2)
-        if (root / "runs.db").exists() and rows(root / "runs.db"):
-            break
+        try:
+            if (root / "runs.db").exists() and rows(root / "runs.db"):
+                break
+        except sqlite3.OperationalError:  # the file is there, its tables not yet (a loaded machine)
+            continue
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

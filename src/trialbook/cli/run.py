@@ -44,7 +44,11 @@ EXIT_INTERRUPTED = 130
     help="Resume run ID with its own suite, agent, sandbox and tasks: run only its attempts "
     "without a row.",
 )
-@click.option("--jobs", type=int, help="Attempts run at once (default: the project's, else 1).")
+@click.option(
+    "--jobs",
+    type=int,
+    help="Attempts run at once (default: the project's, else 1; on Ray the cluster's CPUs).",
+)
 @sandbox_option
 @click.option(
     "--subset",
@@ -62,10 +66,17 @@ EXIT_INTERRUPTED = 130
 @click.option("--limit", type=int, metavar="N", help="Run only the first N of the selected tasks.")
 @click.option(
     "--executor",
-    type=click.Choice(["local"]),
-    default="local",
-    show_default=True,
-    help="Where attempts run (a thread pool here; the driver is the only ledger writer).",
+    type=click.Choice(["local", "ray"]),
+    default=None,
+    help="Where attempts run: local (a thread pool here, the default) or ray (each attempt a task "
+    "on a Ray cluster; needs trialbook[ray]). This process is the only ledger writer.",
+)
+@click.option(
+    "--ray-address",
+    "ray_address",
+    metavar="ADDRESS",
+    help="Ray cluster to run on, e.g. 10.0.0.5:6379 (--executor ray; default: RAY_ADDRESS, "
+    "else a Ray instance started here).",
 )
 @click.option(
     "--pass-env",
@@ -89,7 +100,8 @@ def run(
     subset: str | None,
     tasks: tuple[str, ...],
     limit: int | None,
-    executor: str,
+    executor: str | None,
+    ray_address: str | None,
     pass_env: tuple[str, ...],
     model_version: str | None,
     rerun_reason: str | None,
@@ -126,6 +138,11 @@ def run(
             sandbox = sandbox or project.sandbox
             pass_env = pass_env or project.pass_env
         jobs = jobs or project.jobs
+        executor = executor or project.executor
+        ray_address = ray_address or project.ray_address
+    executor = executor or "local"
+    if ray_address is not None and executor != "ray":
+        raise ArgumentError("--ray-address needs --executor ray")
     if ledger is None:
         raise ArgumentError("give --ledger, or a ledger in trialbook.toml (docs/cli.md)")
     if resume is None and suite_dir is None:
@@ -142,12 +159,13 @@ def run(
         system=system,
         run_id=run_id,
         resume=resume,
-        jobs=1 if jobs is None else jobs,
+        jobs=jobs,
         sandbox=sandbox,
         subset=subset,
         tasks=tasks,
         limit=limit,
         executor=executor,
+        ray_address=ray_address,
         pass_env={name: os.environ[name] for name in pass_env},
         model_version=model_version,
         rerun_reason=rerun_reason,

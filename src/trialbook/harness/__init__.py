@@ -6,7 +6,8 @@ an :class:`Executor` that runs the worker (``run_attempt``) somewhere and return
 and driver").
 
 Exports load lazily, so that the run's watchdog (``python -m trialbook.harness._watchdog``) starts
-without importing the ledger store and numpy.
+without importing the ledger store and numpy; Ray is imported only when a :class:`RayExecutor` is
+made.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from trialbook.harness._executor import Executor, LocalExecutor
     from trialbook.harness._gradercheck import GraderCase, GraderCheck, grader_check
     from trialbook.harness._project import Project, load_project
+    from trialbook.harness._ray import RayExecutor
     from trialbook.harness._run import RunOptions, RunResult, run_suite
     from trialbook.harness._runs import RunSummary, list_runs
     from trialbook.harness._sandbox import Tier, bwrap_problem, resolve_tier
@@ -35,6 +37,7 @@ __all__ = [
     "GraderCheck",
     "LocalExecutor",
     "Project",
+    "RayExecutor",
     "RunOptions",
     "RunProgress",
     "RunResult",
@@ -62,6 +65,7 @@ _LAZY = {
     "load_project": "_project",
     "Executor": "_executor",
     "LocalExecutor": "_executor",
+    "RayExecutor": "_ray",
     "GraderCase": "_gradercheck",
     "GraderCheck": "_gradercheck",
     "grader_check": "_gradercheck",

@@ -41,6 +41,7 @@ from trialbook.suite import tree_hash
 
 __all__ = [
     "USAGE_KEYS",
+    "attempt_fields",
     "base_env",
     "grade_workspace",
     "read_usage",
@@ -104,14 +105,10 @@ def _check_copy(folder: Path, kind: str, expected: str) -> None:
         )
 
 
-def run_attempt(spec: AttemptSpec) -> AttemptResult:
-    """Run one attempt; its row and raw output, or a cancelled result (no row) when the executor
-    stopped it."""
-    if cancelled():
-        return AttemptResult(row=None)
+def attempt_fields(spec: AttemptSpec) -> dict[str, object]:
+    """The fields of the attempt's row known before it starts (``started_at`` is now)."""
     budget = spec.budget
-    notes: list[str] = []
-    row: dict[str, object] = {
+    return {
         **spec.row_fields,
         "run_id": spec.run_id,
         "task_id": spec.task_id,
@@ -124,6 +121,15 @@ def run_attempt(spec: AttemptSpec) -> AttemptResult:
         "helper_calls": 0,
         "started_at": now(),
     }
+
+
+def run_attempt(spec: AttemptSpec) -> AttemptResult:
+    """Run one attempt; its row and raw output, or a cancelled result (no row) when the executor
+    stopped it."""
+    if cancelled():
+        return AttemptResult(row=None)
+    notes: list[str] = []
+    row = attempt_fields(spec)
     attempt_dir: Path | None = None
     free_at_start = 0
     captured = Captured()

@@ -346,7 +346,10 @@ def clean_stale(harness_pid: int | None = None) -> int:
                 continue  # a live harness's, or one of another pid namespace
             if harness_pid is not None and pid_of(name) != harness_pid:
                 continue
-            children = [c for c in parent.iterdir() if c.is_dir()]
+            try:
+                children = [c for c in parent.iterdir() if c.is_dir()]
+            except OSError:
+                continue  # removed meanwhile by another sweep (cluster workers sweep at once)
             killed += sum(len(_members(c)) for c in children)
             _kill_folders([(kind, c) for c in children])
             for folder in (*children, parent):

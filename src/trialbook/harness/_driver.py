@@ -1,4 +1,5 @@
-"""The driver's loop: keeps ``jobs`` attempts running, writes what comes back.
+"""The driver's loop: keeps ``jobs`` attempts running (no more than the executor has room for),
+writes what comes back.
 
 The driver is the only writer of the ledger and of the raw output beside it. Before an attempt
 starts it writes a start marker; when the attempt's result comes back it keeps the raw output in
@@ -176,7 +177,8 @@ class Driver:
                     executor.cancel()
                     cancelled = True
                 starting: list[Planned] = []
-                while queue and len(running) + len(starting) < self.jobs and not cancelled:
+                limit = 0 if cancelled or not queue else min(self.jobs, executor.capacity())
+                while queue and len(running) + len(starting) < limit:
                     starting.append(queue.popleft())
                 if starting or self._finished:
                     for planned, start_id in zip(starting, self._write(starting), strict=True):
@@ -185,6 +187,8 @@ class Driver:
                 if cancelled and not running:
                     break
                 if not running:
+                    if queue and not limit:  # no room on the executor now (a cluster's nodes lost)
+                        self.stop.wait(_POLL_S)
                     continue
                 done_now, _ = wait(list(running), timeout=_POLL_S, return_when=FIRST_COMPLETED)
                 for future in done_now:

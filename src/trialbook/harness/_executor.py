@@ -30,6 +30,11 @@ class Executor(Protocol):
         """Start ``worker(spec)``; its result (or its exception) arrives through the future."""
         ...
 
+    def capacity(self) -> int:
+        """How many attempts may be in flight now (a cluster's CPUs change as nodes come and go);
+        the driver starts no more than that."""
+        ...
+
     def cancel(self) -> None:
         """Stop every running attempt soon (each returns a cancelled result) and start no queued
         one; returns at once."""
@@ -48,8 +53,13 @@ class LocalExecutor:
     """
 
     def __init__(self, jobs: int) -> None:
+        self._jobs = jobs
         self._pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="attempt")
         self._cancelled = threading.Event()
+
+    def capacity(self) -> int:
+        """The pool's threads."""
+        return self._jobs
 
     def submit(self, worker: Worker, spec: AttemptSpec, /) -> Future[AttemptResult]:
         """Start ``worker(spec)`` on a free thread."""

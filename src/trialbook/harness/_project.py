@@ -18,7 +18,17 @@ from trialbook.errors import ArgumentError
 __all__ = ["PROJECT_FILE", "PROJECT_KEYS", "Project", "load_project"]
 
 PROJECT_FILE = "trialbook.toml"
-PROJECT_KEYS = ("suite", "agent", "ledger", "system", "sandbox", "jobs", "pass_env")
+PROJECT_KEYS = (
+    "suite",
+    "agent",
+    "ledger",
+    "system",
+    "sandbox",
+    "jobs",
+    "pass_env",
+    "executor",
+    "ray_address",
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,8 @@ class Project:
     sandbox: str | None = None
     jobs: int | None = None
     pass_env: tuple[str, ...] = ()
+    executor: str | None = None
+    ray_address: str | None = None
 
 
 def _table(path: Path) -> dict[str, object] | None:
@@ -109,6 +121,13 @@ def load_project(start: Path) -> Project | None:
         if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
             raise ArgumentError(f"{path}: jobs must be a whole number >= 1, got {jobs!r}")
         values["jobs"] = jobs
+    if "executor" in table:
+        executor = _text(path, "executor", table["executor"])
+        if executor not in ("local", "ray"):
+            raise ArgumentError(f"{path}: executor must be local or ray, got {executor!r}")
+        values["executor"] = executor
+    if "ray_address" in table:
+        values["ray_address"] = _text(path, "ray_address", table["ray_address"])
     if "pass_env" in table:
         names = table["pass_env"]
         if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):

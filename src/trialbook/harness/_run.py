@@ -21,10 +21,11 @@ from pathlib import Path
 from trialbook.errors import ArgumentError, HarnessError
 from trialbook.harness._attempt import base_env
 from trialbook.harness._cgroup import Cgroup, not_capped
-from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
+from trialbook.harness._driver import Driver, RunProgress, Tally
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._fs import remove_tree
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
+from trialbook.harness._plan import harness_stamp, hidden_paths, plan, templates
 from trialbook.harness._preflight import check_agent, check_grader, command_words
 from trialbook.harness._sandbox import Tier, limit_notes, resolve_tier
 from trialbook.harness._scratch import (
@@ -33,9 +34,7 @@ from trialbook.harness._scratch import (
     start_watchdog,
     stop_watchdog,
 )
-from trialbook.harness._select import select_tasks
-from trialbook.harness._spec import AttemptSpec, Budget
-from trialbook.harness._stamp import stamp
+from trialbook.harness._select import Selection, select_tasks
 from trialbook.ledger import LedgerStore, RunRecord
 from trialbook.suite import (
     Lock,
@@ -43,9 +42,7 @@ from trialbook.suite import (
     SuiteError,
     Task,
     check_lock,
-    fixture_hash,
     load_suite,
-    oracle_hash,
 )
 
 __all__ = ["RunOptions", "RunResult", "run_suite"]
@@ -65,7 +62,8 @@ class RunOptions:
     resume: str | None = None
     """Resume this run: its record gives the suite, agent, sandbox and tasks; any given here must
     be the same."""
-    jobs: int = 1
+    jobs: int | None = None
+    """Attempts in flight at once; None: 1 on the local executor, the cluster's CPUs on Ray."""
     sandbox: str | None = None
     """Sandbox tier: ``auto`` (bwrap where it works, else process), ``bwrap`` or ``process``;
     None: ``auto`` for a new run, the run's own for a resume."""
@@ -76,6 +74,9 @@ class RunOptions:
     limit: int | None = None
     """Run only the first this many of the selected tasks (suite order)."""
     executor: str = "local"
+    """``local`` (a thread pool here) or ``ray`` (each attempt a task on a Ray cluster)."""
+    ray_address: str | None = None
+    """The Ray cluster to run on (``ray`` executor); None: ``RAY_ADDRESS``, else a local instance."""
     pass_env: Mapping[str, str] = field(default_factory=dict)
     """Variables of the caller's environment passed to the agent. A resume given none passes the
     ones the run records, read from this process's environment."""
@@ -105,95 +106,15 @@ class RunResult:
     """The ``trialbook run`` arguments that resume this run (after the program's name)."""
 
 
-def harness_stamp() -> str:
-    """This harness's stamp, the middle part of its sandbox tokens."""
-    return stamp(os.getpid()) or "unknown"
-
-
-def _hidden(suite_root: Path, ledger: Path, transcripts: Path, scratch: Path) -> tuple[Path, ...]:
-    """What the agent and the grader must not see (bwrap tier): the suite (its oracles), the ledger
-    file and its journals, the transcripts of every run, the run's scratch folder (other attempts).
-
-    Exactly these, not the folders around them: an agent's script beside the ledger stays visible.
-    """
-    ledger = ledger.resolve()
-    journals = [ledger.with_name(ledger.name + tail) for tail in _JOURNALS]
-    return (suite_root.resolve(), ledger, *journals, transcripts.resolve(), scratch.resolve())
-
-
-_JOURNALS = ("-wal", "-shm", "-journal")
-"""SQLite's files beside a ledger (write-ahead log, its index, a rollback journal)."""
-
-
-def _plan(
-    templates: Mapping[str, AttemptSpec],
-    k: int,
-    seeds: Sequence[int],
-    done: set[tuple[str, int]],
-) -> list[Planned]:
-    """Attempts still to run, attempt-major (every task's attempt 0 first), so a partial run is even."""
-    return [
-        Planned(template, index, seeds[index])
-        for index in range(k)
-        for task_id, template in templates.items()
-        if (task_id, index) not in done
-    ]
-
-
-def _templates(
-    tasks: Sequence[Task],
-    options: RunOptions,
-    *,
-    run_id: str,
-    tier: Tier,
-    temperature: float | None,
-    grade_after_timeout: bool = False,
-    scratch: Path,
-    hidden: tuple[Path, ...],
-    run_fields: Mapping[str, object],
-) -> dict[str, AttemptSpec]:
-    """Each task's attempt spec, complete but for the attempt index, seed and start marker."""
-    return {
-        task.id: AttemptSpec(
-            run_id=run_id,
-            start_id=0,
-            task_id=task.id,
-            attempt_index=0,
-            agent=str(options.agent),
-            prompt=task.prompt,
-            fixture=task.fixture.resolve(),
-            fixture_hash=fixture_hash(task),
-            oracle=task.oracle.resolve(),
-            oracle_hash=oracle_hash(task),
-            grader=task.grader,
-            budget=Budget(
-                timeout_s=task.timeout_s,
-                grader_timeout_s=task.grader_timeout_s,
-                seed=0,
-                temperature=temperature,
-                network=task.network,
-                grade_after_timeout=grade_after_timeout,
-            ),
-            tier=tier,
-            grace_s=options.grace_s,
-            hidden=hidden,
-            scratch=scratch,
-            pass_env=dict(options.pass_env),
-            row_fields={**run_fields, "stratum": task.stratum, "weight": task.weight},
-            harness=harness_stamp(),
-        )
-        for task in tasks
-    }
-
-
 def _check_options(options: RunOptions) -> None:
-    if options.jobs < 1:
+    if options.jobs is not None and options.jobs < 1:
         raise ArgumentError(f"jobs must be >= 1, got {options.jobs}", argument="jobs")
-    if options.executor != "local":
+    if options.executor not in ("local", "ray"):
         raise ArgumentError(
-            f"executor must be 'local' (the only one in this version), got {options.executor!r}",
-            argument="executor",
+            f"executor must be 'local' or 'ray', got {options.executor!r}", argument="executor"
         )
+    if options.ray_address is not None and options.executor != "ray":
+        raise ArgumentError("a Ray address needs the ray executor", argument="ray_address")
     if options.ledger.suffix.lower() != ".db":
         raise ArgumentError(
             f"ledger must be a SQLite ledger (.db) for the harness, got {str(options.ledger)!r}",
@@ -263,7 +184,7 @@ def _resolve(options: RunOptions) -> tuple[RunOptions, RunRecord | None]:
 
 def _hidden_reasons(suite_root: Path, ledger: Path, transcripts: Path) -> dict[Path, str]:
     """What the bwrap tier never shows, each with why (for the pre-flight's refusals)."""
-    suite, *ledger_files = _hidden(suite_root, ledger, transcripts, transcripts)[:5]
+    suite, *ledger_files = hidden_paths(suite_root, ledger, transcripts, transcripts)[:5]
     reasons = {
         suite: "is inside the suite folder, which the sandbox never shows (it holds the "
         "oracles): move it out of the suite folder",
@@ -300,6 +221,15 @@ def _preflight(
             )
 
 
+def _executor(options: RunOptions) -> Executor:
+    """The executor the options name (Ray is imported only for ``ray``)."""
+    if options.executor == "ray":
+        from trialbook.harness._ray import RayExecutor
+
+        return RayExecutor(options.jobs, options.ray_address)
+    return LocalExecutor(options.jobs or 1)
+
+
 def run_suite(
     options: RunOptions,
     progress: RunProgress | None = None,
@@ -315,8 +245,9 @@ def run_suite(
 
     ``stop``: set it (e.g. on Ctrl-C) to stop cleanly: the executor cancels the running attempts,
     which are left without a row (cut off, run again by a resume), and the run records an
-    'interrupted' event. ``executor_factory``: makes the executor from ``jobs`` (default: a
-    :class:`LocalExecutor`).
+    'interrupted' event. ``executor_factory``: makes the executor from ``jobs`` (default: the
+    one ``options.executor`` names, made once the pre-flight passed and before anything is
+    written: a Ray cluster that cannot be reached writes nothing).
     """
     _check_options(options)
     options, prior = _resolve(options)
@@ -351,6 +282,45 @@ def run_suite(
     if selection.quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(selection.quarantined)}")
 
+    executor = executor_factory(options.jobs or 1) if executor_factory else _executor(options)
+    try:
+        if options.executor == "ray":
+            notes.append(f"on the Ray cluster: up to {executor.capacity()} attempt(s) at once")
+        return _run(
+            options,
+            prior,
+            suite,
+            lock,
+            tier,
+            selection,
+            tasks,
+            digest,
+            notes,
+            executor,
+            progress,
+            stop,
+        )
+    finally:
+        executor.shutdown()
+
+
+def _run(
+    options: RunOptions,
+    prior: RunRecord | None,
+    suite: Suite,
+    lock: Lock,
+    tier: Tier,
+    selection: Selection,
+    tasks: list[Task],
+    digest: str | None,
+    notes: list[str],
+    executor: Executor,
+    progress: RunProgress | None,
+    stop: threading.Event | None,
+) -> RunResult:
+    """The run itself, on an executor that is ready."""
+    assert options.agent is not None
+    transcripts_root = options.ledger.parent / f"{options.ledger.stem}.transcripts"
     options.ledger.parent.mkdir(parents=True, exist_ok=True)
     harness_version = f"trialbook {version('trialbook')}"
     with LedgerStore(options.ledger) as store:
@@ -398,15 +368,17 @@ def run_suite(
         transcripts = transcripts_root / run_id
         transcripts.mkdir(parents=True, exist_ok=True)
         scratch = make_scratch(run_id)
-        templates = _templates(
+        specs = templates(
             tasks,
-            options,
+            options.agent,
+            options.grace_s,
+            options.pass_env,
             run_id=run_id,
             tier=tier,
             temperature=suite.temperature,
             grade_after_timeout=suite.grade_after_timeout,
             scratch=scratch,
-            hidden=_hidden(suite.root, options.ledger, transcripts_root, scratch),
+            hidden=hidden_paths(suite.root, options.ledger, transcripts_root, scratch),
             run_fields={
                 "system": record.system,
                 "dataset_id": lock.dataset_id,
@@ -420,7 +392,7 @@ def run_suite(
                 "graded_after_timeout": True if suite.grade_after_timeout else None,
             },
         )
-        todo = _plan(templates, suite.k, suite.seeds, done)
+        todo = plan(specs, suite.k, suite.seeds, done)
         if options.only:
             todo = [p for p in todo if p.template.task_id in set(options.only)]
         stop = stop or threading.Event()
@@ -429,18 +401,19 @@ def run_suite(
         driver = Driver(
             store,
             run_id,
-            options.jobs,
+            options.jobs or len(todo) or 1,
             transcripts=transcripts,
             transcript_base=options.ledger.parent,
             progress=progress,
             stop=stop,
         )
         watchdog = start_watchdog(f"{run_id}/{harness_stamp()}/", scratch)
-        executor = (executor_factory or LocalExecutor)(options.jobs)
         try:
             driver.drive(todo, executor)
         except BaseException:
-            store.record_event(run_id, "interrupted", {"written": driver.written})
+            store.record_event(
+                run_id, "interrupted", {"written": driver.written, "executor": options.executor}
+            )
             raise
         finally:
             executor.shutdown()
@@ -449,7 +422,13 @@ def run_suite(
             stop_watchdog(watchdog)
         if driver.stopped_by is not None:
             store.record_event(
-                run_id, "interrupted", {"written": driver.written, "stopped": driver.stopped_by}
+                run_id,
+                "interrupted",
+                {
+                    "written": driver.written,
+                    "stopped": driver.stopped_by,
+                    "executor": options.executor,
+                },
             )
             raise HarnessError(
                 f"run {run_id} stopped after its first {driver.written} attempt(s) all ended in "
@@ -458,12 +437,16 @@ def run_suite(
             )
         interrupted = stop.is_set() and driver.written < len(todo)
         # a run of some of its tasks (``only``) that leaves others undone is paused, not finished
-        paused = bool(options.only) and len(done) + driver.written < len(templates) * suite.k
+        paused = bool(options.only) and len(done) + driver.written < len(specs) * suite.k
         interrupted = interrupted or paused
         store.record_event(
             run_id,
             "interrupted" if interrupted else "finished",
-            {"written": driver.written, "cut_off_rerun": len(cut_off)},
+            {
+                "written": driver.written,
+                "cut_off_rerun": len(cut_off),
+                "executor": options.executor,
+            },
         )
     return RunResult(
         run_id=run_id,

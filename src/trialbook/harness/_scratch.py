@@ -18,7 +18,14 @@ from trialbook.harness._fs import remove_tree
 from trialbook.harness._process import sweep
 from trialbook.harness._stamp import is_dead, stamp
 
-__all__ = ["clean_stale_runs", "live_run_ids", "make_scratch", "start_watchdog", "stop_watchdog"]
+__all__ = [
+    "clean_stale_runs",
+    "live_run_ids",
+    "make_scratch",
+    "start_detached_watchdog",
+    "start_watchdog",
+    "stop_watchdog",
+]
 
 
 _SCRATCH_PREFIX = "trialbook-run-"
@@ -65,6 +72,30 @@ def start_watchdog(prefix: str, scratch: Path) -> subprocess.Popen[bytes]:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         start_new_session=True,
+    )
+
+
+def start_detached_watchdog(prefix: str, scratch: Path) -> None:
+    """The same watchdog, but no child of this process: started through a shell that exits at
+    once, so that it is an orphan in a session of its own. A cluster worker (Ray) kills its own
+    children and process group when it is cancelled or crashes; this one survives that, kills what
+    the worker's attempts left and removes the scratch folder. It ends when this process ends."""
+    watchdog = [sys.executable, "-m", "trialbook.harness._watchdog", str(os.getpid())]
+    subprocess.run(
+        [
+            "/bin/sh",
+            "-c",
+            '"$@" </dev/null >/dev/null 2>&1 &',
+            "sh",
+            *watchdog,
+            prefix,
+            str(scratch),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        check=True,
     )
 
 

@@ -1,0 +1,448 @@
+"""The Ray executor on a local multi-node cluster in this process (``ray.cluster_utils.Cluster``:
+a head and one added node, 1 CPU each), against the promises of a single machine: the same rows as a
+local run, a lost node or worker gives an ``infra_error`` row and never a second run of the
+attempt, nothing an agent started outlives its attempt, and a stopped run resumes to completion.
+
+Ray writes only inside a temporary folder here (``RAY_TMPDIR``, the cluster's ``temp_dir``) and
+runs without token auth (``RAY_AUTH_MODE=disabled``: nothing under ``~/.ray``); the cluster is shut
+down at the end of the module, and a final test checks that no Ray process is left.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import shlex
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import make_suite
+from trialbook.demo import SUITE_DIR, agent_material
+from trialbook.harness import RunOptions, Tally, run_suite
+from trialbook.harness._process import find_processes
+from trialbook.harness._spec import AttemptResult, AttemptSpec, Budget
+from trialbook.ledger import LedgerStore
+from trialbook.suite import LOCK_NAME, freeze, load_suite, write_lock
+
+try:
+    import ray
+    from ray.cluster_utils import Cluster
+except ImportError:  # pragma: no cover - the ray extra is installed wherever make test runs
+    if os.environ.get("CI"):
+        raise
+    pytest.skip("the ray extra is not installed (pip install -e '.[ray]')", allow_module_level=True)
+
+pytestmark = pytest.mark.ray
+
+_FAST_DEATH = {
+    # A removed node (its raylet gone: each check fails at once) is declared dead after 5 checks a
+    # second apart, not Ray's default of about 15 s; a live raylet stalled by a loaded machine is
+    # not (each check waits 5 s), since a head declared dead would abort this very process.
+    "health_check_initial_delay_ms": 0,
+    "health_check_period_ms": 1000,
+    "health_check_timeout_ms": 5000,
+    "health_check_failure_threshold": 5,
+}
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    """A head and one worker node, 1 CPU each; Ray's files in a temporary folder."""
+    temp = Path(tempfile.mkdtemp(prefix="tb-ray-", dir="/tmp"))  # short: Ray's socket paths
+    saved = {name: os.environ.get(name) for name in ("RAY_TMPDIR", "RAY_AUTH_MODE")}
+    os.environ.update(RAY_TMPDIR=str(temp), RAY_AUTH_MODE="disabled")
+    made = Cluster(initialize_head=False)
+    try:
+        made.add_node(
+            num_cpus=1,
+            temp_dir=str(temp / "ray"),
+            include_dashboard=False,
+            _system_config=_FAST_DEATH,
+        )
+        made.add_node(num_cpus=1)
+        made.wait_for_nodes()
+        ray.init(address=made.address, log_to_driver=False)
+        yield made
+    finally:
+        ray.shutdown()
+        made.shutdown()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        left = _ray_processes(temp)
+        shutil.rmtree(temp, ignore_errors=True)
+    assert not left, f"Ray processes left after the cluster's shutdown: {left}"
+
+
+def _ray_processes(temp: Path, wait_s: float = 15) -> list[str]:
+    """Command lines of the processes of the cluster whose files are in ``temp`` (raylets, GCS,
+    workers), once they have had ``wait_s`` to exit."""
+    end = time.monotonic() + wait_s
+    while True:
+        found = subprocess.run(
+            ["pgrep", "-af", str(temp)], capture_output=True, text=True, check=False
+        ).stdout.splitlines()
+        if not found or time.monotonic() > end:
+            return found
+        time.sleep(0.2)
+
+
+def _rows(ledger: Path, run_id: str) -> list[dict[str, Any]]:
+    """The run's rows as written (the ``attempts`` table, without its row id)."""
+    with sqlite3.connect(ledger) as conn:
+        conn.row_factory = sqlite3.Row
+        found = conn.execute("SELECT * FROM attempts WHERE run_id = ?", (run_id,)).fetchall()
+    return [{k: r[k] for k in r.keys() if k != "id"} for r in found]  # noqa: SIM118 (a Row)
+
+
+def _other_node(cluster: Cluster) -> Any:
+    """The added (non-head) node."""
+    return next(iter(cluster.worker_nodes))
+
+
+def _wait_cpus(n: int, timeout_s: float = 30) -> None:
+    end = time.monotonic() + timeout_s
+    while ray.cluster_resources().get("CPU", 0) != n:
+        assert time.monotonic() < end, f"the cluster did not get to {n} CPUs"
+        time.sleep(0.1)
+
+
+def _frozen_demo(root: Path) -> Path:
+    shutil.copytree(SUITE_DIR, root, ignore=shutil.ignore_patterns(LOCK_NAME, "__pycache__"))
+    suite = load_suite(root)
+    write_lock(suite, freeze(suite))
+    return root
+
+
+def test_the_demo_suite_gives_the_rows_of_a_local_run(cluster: Cluster, tmp_path: Path) -> None:
+    suite = _frozen_demo(tmp_path / "suite")
+    ledger = tmp_path / "ledger.db"
+    by: dict[str, list[dict[str, Any]]] = {}
+    with agent_material(suite) as material:
+        agent = shlex.join(
+            [sys.executable, "-m", "trialbook.demo.agent", "candidate", str(material)]
+        )
+        for executor in ("local", "ray"):
+            result = run_suite(
+                RunOptions(
+                    suite=suite,
+                    agent=agent,
+                    ledger=ledger,
+                    system=f"demo-{executor}",
+                    run_id=f"demo-{executor}",
+                    jobs=2,
+                    subset="smoke",
+                    executor=executor,
+                )
+            )
+            assert result.written == result.planned == 15  # 3 smoke tasks x k = 5
+            by[executor] = _rows(ledger, result.run_id)
+
+    def keyed(rows: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+        return {(r["task_id"], r["attempt_index"]): r for r in rows}
+
+    local, remote = keyed(by["local"]), keyed(by["ray"])
+    assert len(by["ray"]) == len(by["local"]) == len(local) == len(remote)
+    assert remote.keys() == local.keys()
+    # the same fields recorded, and the seeded simulator gives the same verdicts on the cluster
+    assert {frozenset(k for k, v in r.items() if v is not None) for r in by["ray"]} == {
+        frozenset(k for k, v in r.items() if v is not None) for r in by["local"]
+    }
+    for key, row in local.items():
+        for field in ("passed", "status", "seed", "fixture_hash", "sandbox", "timed_out"):
+            assert remote[key][field] == row[field], (key, field)
+    assert all(r["status"] != "infra_error" for r in by["ray"])
+
+
+def _where(spec: AttemptSpec) -> AttemptResult:
+    """A stand-in worker: says where the worker found the fixture and oracle, and what is in them."""
+    listing = sorted(p.relative_to(spec.fixture).as_posix() for p in spec.fixture.rglob("*"))
+    secret = (spec.oracle / "answer.txt").read_text()
+    text = f"{spec.fixture}\n{spec.oracle}\n{spec.harness}\n{','.join(listing)}\n{secret}\n"
+    return AttemptResult(row={"where": True}, output={"where": text.encode()})
+
+
+def _spec(fixture: Path, oracle: Path, **budget: float) -> AttemptSpec:
+    from trialbook.suite import tree_hash
+
+    return AttemptSpec(
+        run_id="probe",
+        start_id=1,
+        task_id="t",
+        attempt_index=0,
+        agent="true",
+        prompt="p",
+        fixture=fixture,
+        fixture_hash=tree_hash(fixture, "fixture"),
+        oracle=oracle,
+        oracle_hash=tree_hash(oracle, "oracle"),
+        grader="true",
+        budget=Budget(
+            timeout_s=budget.get("timeout_s", 5),
+            grader_timeout_s=budget.get("grader_timeout_s", 5),
+            seed=0,
+            temperature=None,
+        ),
+        tier="process",
+        grace_s=budget.get("grace_s", 0.1),
+        harness="driver-stamp",
+    )
+
+
+def test_fixtures_and_oracles_reach_the_worker_through_the_object_store(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    from trialbook.harness._ray import RayExecutor
+
+    fixture, oracle = tmp_path / "fixture", tmp_path / "oracle"
+    (fixture / "pkg").mkdir(parents=True)
+    (fixture / "pkg" / "a.py").write_text("A = 1\n")
+    (fixture / "README").write_text("read me\n")
+    oracle.mkdir()
+    (oracle / "answer.txt").write_text("forty-two")
+    executor = RayExecutor(2)
+    try:
+        result = executor.submit(_where, _spec(fixture, oracle)).result(timeout=60)
+    finally:
+        executor.shutdown()
+    found_fixture, found_oracle, harness, listing, secret = (
+        result.output["where"].decode().splitlines()
+    )
+    # the worker's own copies, in its scratch folder, never the driver's folders
+    assert not Path(found_fixture).is_relative_to(tmp_path)
+    assert not Path(found_oracle).is_relative_to(tmp_path)
+    assert listing == "README,pkg,pkg/a.py"
+    assert secret == "forty-two"
+    # the attempt's processes carry the worker's stamp (its node's sweeps find them), not the driver's
+    assert harness != "driver-stamp"
+
+
+def _sleeper(spec: AttemptSpec) -> AttemptResult:
+    """A stand-in worker that never comes back in time (a task stuck on the cluster)."""
+    time.sleep(60)
+    return AttemptResult(row=None)
+
+
+def test_a_task_without_a_result_in_time_is_lost_not_waited_for(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    from trialbook.harness._ray import RayExecutor
+
+    (tmp_path / "f").mkdir()
+    spec = _spec(tmp_path / "f", tmp_path / "o", timeout_s=0.5, grader_timeout_s=0.5, grace_s=0.1)
+    executor = RayExecutor(1, pending_s=1.0)
+    try:
+        began = time.monotonic()
+        result = executor.submit(_sleeper, spec).result(timeout=30)
+        waited = time.monotonic() - began
+    finally:
+        executor.shutdown()
+    assert result.row is not None
+    assert result.row["status"] == "infra_error"
+    assert "no result from the Ray cluster within 2.2 s" in str(result.row["error"])
+    assert waited < 20  # budget (0.5 + 0.5 + 2 x 0.1) + 1 s pending, then given up
+
+
+_LOGGED = (
+    'echo "$TRIALBOOK_TASK_ID $TRIALBOOK_ATTEMPT" >> {log}; sleep {sleep}; echo fixed > answer.txt'
+)
+
+
+def _suite(root: Path, n: int, k: int) -> Path:
+    tasks = {
+        f"t{i}": {
+            "prompt": "write answer.txt",
+            "grader": "test -f answer.txt",
+            "fixture": {"f": "x"},
+        }
+        for i in range(n)
+    }
+    return make_suite(root, tasks, k=k, timeout_s=30)
+
+
+class _Seen:
+    """A progress sink that counts rows and can act on the n-th."""
+
+    def __init__(self, on: int = 0, then: Any = None) -> None:
+        self.rows: list[Mapping[str, object]] = []
+        self.on, self.then = on, then
+
+    def begin(self, run_id: str, total: int, done: Tally, notes: Sequence[str]) -> None:
+        self.total = total
+
+    def attempt(self, row: Mapping[str, object]) -> None:
+        self.rows.append(row)
+        if self.then is not None and len(self.rows) == self.on:
+            self.then()
+
+
+def test_a_node_removed_mid_run_gives_infra_error_rows_and_no_duplicate(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    log = tmp_path / "starts.log"
+    suite = _suite(tmp_path / "suite", n=3, k=2)
+    ledger = tmp_path / "ledger.db"
+    agent = _LOGGED.format(log=shlex.quote(str(log)), sleep=4)
+    options = RunOptions(
+        suite=suite,
+        agent=agent,
+        ledger=ledger,
+        run_id="node-lost",
+        sandbox="process",
+        executor="ray",
+    )
+    outcome: dict[str, Any] = {}
+    runner = threading.Thread(target=lambda: outcome.update(result=run_suite(options)))
+    runner.start()
+    try:
+        end = time.monotonic() + 60
+        while not log.exists() or len(log.read_text().splitlines()) < 2:  # both nodes busy
+            assert time.monotonic() < end, "the first two attempts did not start"
+            time.sleep(0.05)
+        cluster.remove_node(_other_node(cluster))
+        runner.join(timeout=120)
+        assert not runner.is_alive(), "the run hung after its node was removed"
+    finally:
+        cluster.add_node(num_cpus=1)  # the next tests get their two nodes back
+        _wait_cpus(2)
+    result = outcome["result"]
+    rows = _rows(ledger, "node-lost")
+    keys = [(r["task_id"], r["attempt_index"]) for r in rows]
+    assert len(keys) == len(set(keys)) == result.written == 6  # one row per attempt
+    lost = [r for r in rows if r["status"] == "infra_error"]
+    assert len(lost) == 1
+    assert "the Ray cluster lost the attempt" in lost[0]["error"]
+    assert all(r["passed"] for r in rows if r["status"] != "infra_error")
+    # no attempt ran twice: each started exactly once, the lost one included
+    starts = collections.Counter(log.read_text().splitlines())
+    assert sorted(starts) == sorted(f"{t} {i}" for t, i in keys)
+    assert set(starts.values()) == {1}
+    assert not find_processes("node-lost/", prefix=True)
+
+
+_DOUBLE_FORK = """
+import os, sys, time
+pids = sys.argv[1]
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open(pids + ".tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.rename(pids + ".tmp", pids)
+        time.sleep(120)
+    os._exit(0)
+time.sleep(120)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def _attempt_workers() -> list[int]:
+    """Pids of the Ray worker processes running an attempt now (their title names the task)."""
+    found = subprocess.run(
+        ["pgrep", "-f", "^ray::trialbook-attempt"], capture_output=True, text=True, check=False
+    )
+    return [int(p) for p in found.stdout.split()]
+
+
+def test_a_worker_killed_mid_attempt_leaves_no_agent_process(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    script, pids = tmp_path / "agent.py", tmp_path / "grandchild.pid"
+    script.write_text(_DOUBLE_FORK)
+    suite = _suite(tmp_path / "suite", n=1, k=1)
+    ledger = tmp_path / "ledger.db"
+    agent = shlex.join([sys.executable, str(script), str(pids)])
+    options = RunOptions(
+        suite=suite,
+        agent=agent,
+        ledger=ledger,
+        run_id="worker-lost",
+        sandbox="process",
+        executor="ray",
+    )
+    outcome: dict[str, Any] = {}
+    runner = threading.Thread(target=lambda: outcome.update(result=run_suite(options)))
+    runner.start()
+    end = time.monotonic() + 60
+    while not pids.exists():
+        assert time.monotonic() < end, "the agent did not start"
+        time.sleep(0.05)
+    grandchild = int(pids.read_text())
+    assert _alive(grandchild)
+    workers = _attempt_workers()
+    assert len(workers) == 1, workers
+    os.kill(workers[0], signal.SIGKILL)
+    runner.join(timeout=60)
+    assert not runner.is_alive(), "the run hung after its worker was killed"
+    end = time.monotonic() + 10
+    while _alive(grandchild) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not _alive(grandchild), "the agent's setsid'd grandchild outlived its worker"
+    assert not find_processes("worker-lost/", prefix=True)
+    (row,) = _rows(ledger, "worker-lost")
+    assert row["status"] == "infra_error"
+    assert "its worker process died" in row["error"]
+
+
+def test_a_stopped_run_resumes_to_completion_on_the_cluster(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    log = tmp_path / "starts.log"
+    suite = _suite(tmp_path / "suite", n=3, k=2)
+    ledger = tmp_path / "ledger.db"
+    agent = _LOGGED.format(log=shlex.quote(str(log)), sleep=1)
+    stop = threading.Event()
+    first = run_suite(
+        RunOptions(
+            suite=suite,
+            agent=agent,
+            ledger=ledger,
+            run_id="resumed",
+            sandbox="process",
+            executor="ray",
+        ),
+        progress=_Seen(on=2, then=stop.set),
+        stop=stop,
+    )
+    assert first.interrupted
+    assert 2 <= first.written < 6
+    seen = _Seen()
+    second = run_suite(
+        RunOptions(suite=None, agent=None, ledger=ledger, resume="resumed", executor="ray"),
+        progress=seen,
+    )
+    assert not second.interrupted
+    rows = _rows(ledger, "resumed")
+    keys = [(r["task_id"], r["attempt_index"]) for r in rows]
+    assert len(keys) == len(set(keys)) == 6 == first.written + second.written
+    assert all(r["passed"] for r in rows)
+    assert seen.total == 6
+    assert len(seen.rows) == second.written
+    with LedgerStore(ledger) as store:
+        status = store.run("resumed")
+    assert status is not None
+    assert status.status == "finished"
+    # the attempts cut off by the stop were started again, each as a recorded new start
+    starts = collections.Counter(log.read_text().splitlines())
+    assert set(starts) == {f"{t} {i}" for t, i in keys}
+    assert sum(starts.values()) == 6 + second.cut_off
