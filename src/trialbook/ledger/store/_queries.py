@@ -1,14 +1,16 @@
-"""Questions the store answers about one run's attempts (for ``trialbook run`` and ``runs``)."""
+"""Questions the store answers about one run's attempts (for ``trialbook run``, ``runs`` and the
+tallies of ``score``)."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import Any
 
 from trialbook.ledger._provenance import Completion
 from trialbook.ledger.store._records import RunStatus
 
-__all__ = ["completions", "run_pass_at_1", "run_tally"]
+__all__ = ["completions", "failed_rows", "run_pass_at_1", "run_tally"]
 
 
 def run_tally(conn: sqlite3.Connection, run_id: str) -> tuple[int, int, int, int]:
@@ -41,3 +43,24 @@ def completions(runs: Sequence[RunStatus]) -> dict[str, Completion]:
         status = run.status if run.status in ("finished", "interrupted") else "not finished"
         out[run.record.run_id] = Completion(status, run.attempts, run.record.planned)
     return out
+
+
+def failed_rows(
+    conn: sqlite3.Connection, present: Collection[str], where: str, args: tuple[Any, ...]
+) -> dict[str, Any]:
+    """The rows matching ``where`` that did not pass, by outcome and error text: RunTally's
+    ``failed`` and ``failed_errors``, as the in-memory tally draws them (``ledger._tally``)."""
+    infra = "\"status\" IS 'infra_error'" if "status" in present else "0"
+    error = '"error"' if "error" in present else "NULL"
+    outcomes = {"failed": 0, "timed_out": 0, "infra_error": 0}
+    errors: dict[str, int] = {}
+    for outcome, text, count in conn.execute(
+        f"SELECT CASE WHEN {infra} THEN 'infra_error' WHEN \"timed_out\" THEN 'timed_out' "
+        f"ELSE 'failed' END, {error}, count(*) FROM attempts WHERE {where} AND NOT \"passed\" "
+        "GROUP BY 1, 2 ORDER BY min(id)",
+        args,
+    ):
+        outcomes[str(outcome)] += int(count)
+        if text is not None:  # groups in order of their first row: an error's first group first
+            errors[str(text)] = errors.get(str(text), 0) + int(count)
+    return {"failed": outcomes, "failed_errors": tuple(errors.items())}

@@ -36,7 +36,7 @@ from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import Ledger
 from trialbook.ledger._tally import Known, RunTally, tally_ledger
 from trialbook.ledger.store._columns import covered, load_columns
-from trialbook.ledger.store._queries import completions
+from trialbook.ledger.store._queries import completions, failed_rows
 from trialbook.ledger.store._schema import own_schema
 from trialbook.ledger.store._sql import (
     PACKED,
@@ -332,26 +332,8 @@ class StoreTallies:
                 if "selected" in self._present
                 else 0
             ),
-            **self._failed(condition, cargs),
+            **failed_rows(self._conn, self._present, condition, cargs),
         )
-
-    def _failed(self, where: str, args: tuple[Any, ...]) -> dict[str, Any]:
-        """The rows that did not pass, by outcome and error text, as ``_tally._failed`` has them."""
-        present = self._present
-        infra = "\"status\" IS 'infra_error'" if "status" in present else "0"
-        error = '"error"' if "error" in present else "NULL"
-        outcomes = {"failed": 0, "timed_out": 0, "infra_error": 0}
-        errors: dict[str, int] = {}
-        for outcome, text, count in self._all(
-            f"SELECT CASE WHEN {infra} THEN 'infra_error' WHEN \"timed_out\" THEN 'timed_out' "
-            f"ELSE 'failed' END, {error}, count(*) FROM attempts WHERE {where} AND NOT \"passed\" "
-            "GROUP BY 1, 2 ORDER BY min(id)",
-            args,
-        ):
-            outcomes[str(outcome)] += int(count)
-            if text is not None:  # groups in order of first row: an error's first group is first
-                errors[str(text)] = errors.get(str(text), 0) + int(count)
-        return {"failed": outcomes, "failed_errors": tuple(errors.items())}
 
     def _per_task(self, where: str, args: tuple[Any, ...]) -> dict[str, NDArray[Any]]:
         """One GROUP BY over the rows: the aggregates, checked; _Doubt when a rule may be broken."""
