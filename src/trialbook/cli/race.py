@@ -144,10 +144,9 @@ def race(
     cleanly; --resume continues with the same order. Exit 130 when interrupted, 2 on bad input.
     """
     import os
-    import signal
-    import threading
 
     from trialbook import report as render
+    from trialbook.cli._signals import stop_on_signals
     from trialbook.cli.run import program_name
     from trialbook.errors import ArgumentError
     from trialbook.race import RaceOptions, run_race
@@ -173,21 +172,8 @@ def race(
         sandbox=sandbox,
         pass_env={name: os.environ[name] for name in pass_env},
     )
-    stop = threading.Event()
-
-    def on_signal(signum: int, _: object) -> None:
-        if not stop.is_set():
-            click.echo(
-                f"\nstopping ({signal.Signals(signum).name}): killing running attempts", err=True
-            )
-        stop.set()
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with stop_on_signals() as stop:
         result = run_race(options, progress=_Lines(), stop=stop)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
     if fmt == "json":
         click.echo(render.to_json(render.race_to_dict(result)))
     else:

@@ -117,10 +117,9 @@ def run(
     the command printed then resumes the run.
     """
     import os
-    import signal
-    import threading
 
     from trialbook import report as render
+    from trialbook.cli._signals import stop_on_signals
     from trialbook.errors import ArgumentError
     from trialbook.harness import RunOptions, load_project, run_suite
 
@@ -170,22 +169,8 @@ def run(
         model_version=model_version,
         rerun_reason=rerun_reason,
     )
-    stop = threading.Event()
-
-    def on_signal(signum: int, _: object) -> None:
-        if not stop.is_set():
-            click.echo(
-                f"\nstopping ({signal.Signals(signum).name}): killing running attempts", err=True
-            )
-        stop.set()
-
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        with Progress() as progress:
-            result = run_suite(options, progress=progress, stop=stop)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    with stop_on_signals() as stop, Progress() as progress:
+        result = run_suite(options, progress=progress, stop=stop)
     click.echo(render.run_text(result, program=program_name()))
     if result.interrupted:
         sys.exit(EXIT_INTERRUPTED)
