@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,21 @@ def start(suite: Path, ledger: Path, tier: str, hang: str, *extra: str) -> subpr
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )  # fmt: skip
+
+
+def wait_until_running(ledger: Path, proc: subprocess.Popen[bytes]) -> None:
+    """Until the run's first attempt has its start marker: the ledger and the run exist and the
+    harness's signal handler is in place (a loaded machine may take seconds to get there)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with closing(sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)) as conn:
+                if conn.execute("SELECT 1 FROM attempt_starts LIMIT 1").fetchone():
+                    return
+        except sqlite3.OperationalError:  # no file yet, or its tables not yet
+            pass
+        time.sleep(0.05)
+    raise AssertionError("the run did not start its first attempt within 60 s")
 
 
 def check_ledger(ledger: Path) -> None:
@@ -65,6 +81,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path, tier: str) -> Non
     rng = random.Random(20261130)
     run_id, hang = unique_run_id(), unique_seconds()
     proc = start(suite, ledger, tier, hang, "--run-id", run_id, "--system", "s")
+    wait_until_running(ledger, proc)  # the first kill lands in a run that exists, as later ones do
     kills = 0
     for _ in range(4):
         time.sleep(rng.uniform(0.3, 1.5))
@@ -88,7 +105,8 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path: Path, tier: str) -> 
     ledger = tmp_path / "out" / "ledger.db"
     run_id, hang = unique_run_id(), unique_seconds()
     proc = start(suite, ledger, tier, hang, "--run-id", run_id)
-    time.sleep(1.0)
+    wait_until_running(ledger, proc)
+    time.sleep(0.3)  # with attempts running
     proc.send_signal(signal.SIGINT)
     err, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()
