@@ -25,6 +25,7 @@ __all__ = [
     "format_option",
     "interval_options",
     "parse_ks",
+    "passed_env",
     "sandbox_option",
     "source_option",
     "source_options",
@@ -41,6 +42,16 @@ def fail(problems: Sequence[str]) -> NoReturn:
     for line in problems:
         click.echo(f"trialbook: error: {line}", err=True)
     sys.exit(EXIT_USAGE)
+
+
+def passed_env(names: Sequence[str]) -> dict[str, str]:
+    """The values of the variables ``--pass-env`` names, each of which must be set here."""
+    import os
+
+    missing = [name for name in names if name not in os.environ]
+    if missing:
+        raise ArgumentError(f"--pass-env: not set in this environment: {', '.join(missing)}")
+    return {name: os.environ[name] for name in names}
 
 
 def user_errors(fn: F) -> F:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from trialbook.cli._options import format_option, sandbox_option, user_errors
+from trialbook.cli._options import format_option, passed_env, sandbox_option, user_errors
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -143,17 +143,13 @@ def race(
     (docs/statistics.md). Progress prints one line per task pair on standard error. Ctrl-C stops
     cleanly; --resume continues with the same order. Exit 130 when interrupted, 2 on bad input.
     """
-    import os
 
     from trialbook import report as render
     from trialbook.cli._signals import stop_on_signals
     from trialbook.cli.run import program_name
-    from trialbook.errors import ArgumentError
     from trialbook.race import RaceOptions, run_race
 
-    missing = [name for name in pass_env if name not in os.environ]
-    if missing:
-        raise ArgumentError(f"--pass-env: not set in this environment: {', '.join(missing)}")
+    env = passed_env(pass_env)
     options = RaceOptions(
         ledger=ledger,
         suite=suite_dir,
@@ -170,7 +166,7 @@ def race(
         baseline_system=baseline_system,
         candidate_system=candidate_system,
         sandbox=sandbox,
-        pass_env={name: os.environ[name] for name in pass_env},
+        pass_env=env,
     )
     with stop_on_signals() as stop:
         result = run_race(options, progress=_Lines(), stop=stop)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from trialbook.cli._options import sandbox_option, user_errors
+from trialbook.cli._options import passed_env, sandbox_option, user_errors
 from trialbook.cli._progress import Progress
 
 __all__ = ["run"]
@@ -116,7 +116,6 @@ def run(
     Ctrl-C (or SIGTERM) stops cleanly: running attempts are killed and left without a row, and
     the command printed then resumes the run.
     """
-    import os
 
     from trialbook import report as render
     from trialbook.cli._signals import stop_on_signals
@@ -148,9 +147,7 @@ def run(
         raise ArgumentError("give the SUITE folder, or a suite in trialbook.toml (docs/cli.md)")
     if resume is None and agent is None:
         raise ArgumentError("give --agent, or an agent in trialbook.toml (docs/cli.md)")
-    missing = [name for name in pass_env if name not in os.environ]
-    if missing:
-        raise ArgumentError(f"--pass-env: not set in this environment: {', '.join(missing)}")
+    env = passed_env(pass_env)
     options = RunOptions(
         suite=suite_dir,
         agent=agent,
@@ -165,7 +162,7 @@ def run(
         limit=limit,
         executor=executor,
         ray_address=ray_address,
-        pass_env={name: os.environ[name] for name in pass_env},
+        pass_env=env,
         model_version=model_version,
         rerun_reason=rerun_reason,
     )
