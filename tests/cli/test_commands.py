@@ -131,3 +131,19 @@ def test_the_command_line_has_exactly_the_documented_commands() -> None:
         "export",
         "demo",
     }
+
+
+def test_run_with_a_pass_env_variable_not_set_is_one_line_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    suite = make_suite(tmp_path / "suite", {"t": {"grader": "true"}}, k=1)
+    ledger = tmp_path / "l.db"
+    result = CliRunner().invoke(
+        main,
+        ["run", str(suite), "--agent", "true", "--ledger", str(ledger), "--sandbox", "process",
+         "--pass-env", "TRIALBOOK_TEST_SURELY_UNSET"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert "--pass-env: not set in this environment: TRIALBOOK_TEST_SURELY_UNSET" in line
+    assert not ledger.exists()

@@ -38,6 +38,10 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (["--method", "discordant"], "--method: the discordant test takes single-attempt suites"),
         (["--candidate", "/nonexistent/agent"], "--candidate: program '/nonexistent/agent'"),
         (["--resume", "nope"], "--resume: a resumed race keeps its suite and commands"),
+        (
+            ["--pass-env", "TRIALBOOK_TEST_SURELY_UNSET"],
+            "--pass-env: not set in this environment: TRIALBOOK_TEST_SURELY_UNSET",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_nothing_written(
