@@ -216,6 +216,28 @@ BAD_CASES: dict[str, tuple[Any, str]] = {
         [base_row("t1", 0, passed=True), base_row("t1", 0, passed=False)],
         "bad.jsonl:2: run 'bad', task 't1': attempt_index 0 duplicates line 1",
     ),
+    "re-run without its infra error": (
+        [
+            base_row("t1", 0, passed=False, status="failed"),
+            base_row("t1", 0, passed=True, status="passed", retry=1),
+        ],
+        "bad.jsonl:2: run 'bad', task 't1': attempt_index 0: field 'retry': 1 follows no "
+        "infra_error row of retry 0 of the same attempt",
+    ),
+    "re-run twice as the same retry": (
+        [
+            base_row("t1", 0, passed=False, status="infra_error", lost=True),
+            base_row("t1", 0, passed=False, status="infra_error", retry=1, lost=True),
+            base_row("t1", 0, passed=True, status="passed", retry=1),
+        ],
+        "bad.jsonl:3: run 'bad', task 't1': attempt_index 0 retry 1 duplicates line 2 "
+        "((run_id, task_id, attempt_index, retry) must be unique)",
+    ),
+    "lost on a row that is no infra error": (
+        [base_row("t1", 0, passed=True, status="passed", lost=True)],
+        "bad.jsonl:1: run 'bad', task 't1': attempt_index 0: field 'lost': true only on an "
+        "infra_error row",
+    ),
     "timed_out with passed": (
         [base_row("t1", 0, passed=True, timed_out=True)],
         "bad.jsonl:1: task 't1': contradiction: 'timed_out' and 'passed' are both true",

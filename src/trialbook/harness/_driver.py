@@ -63,19 +63,24 @@ class RunProgress(Protocol):
 
 @dataclasses.dataclass(frozen=True)
 class Planned:
-    """An attempt still to run: its task's spec (attempt 0, no start yet), its index and seed."""
+    """An attempt still to run: its task's spec (attempt 0, no start yet), its index and seed, and
+    which re-run of the attempt it is (``retry``: 0 the first run; r > 0 runs again the attempt whose
+    row of retry r - 1 the harness lost)."""
 
     template: AttemptSpec
     attempt_index: int
     seed: int
+    retry: int = 0
 
     def spec(self, start_id: int) -> AttemptSpec:
         """The attempt's spec once its start marker has an id."""
+        fields = self.template.row_fields
         return dataclasses.replace(
             self.template,
             attempt_index=self.attempt_index,
             start_id=start_id,
             budget=dataclasses.replace(self.template.budget, seed=self.seed),
+            row_fields={**fields, "retry": self.retry} if self.retry else fields,
         )
 
 
@@ -130,6 +135,7 @@ class Driver:
         assert result.row is not None
         row = dict(result.row)
         if result.output:
+            # the start id is unique: a re-run of the attempt keeps its own folder
             folder = self.transcripts / spec.task_id / f"{spec.attempt_index}.{spec.start_id}"
             try:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -146,7 +152,7 @@ class Driver:
         for _, validated in finished[:-1]:
             self.store.write(self.run_id, [validated], [])
         last = [validated for _, validated in finished[-1:]]
-        starts = [(p.template.task_id, p.attempt_index) for p in starting]
+        starts = [(p.template.task_id, p.attempt_index, p.retry) for p in starting]
         ids = self.store.write(self.run_id, last, starts)
         self.written += len(finished)
         if self.progress is not None:

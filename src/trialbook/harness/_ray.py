@@ -215,7 +215,9 @@ class RayExecutor:
                 flight.future.set_result(AttemptResult(row=None))
             else:
                 flight.future.set_result(
-                    lost_result(flight.spec, f"{message}; not run again", flight.started_at)
+                    lost_result(
+                        flight.spec, f"{message}; a resume runs it again", flight.started_at
+                    )
                 )
 
     def _finish(self, ref: Any) -> None:
@@ -248,6 +250,7 @@ class RayExecutor:
                     f"a Ray worker cannot import {cause.name or 'trialbook'}: install "
                     f"{self._version} on every node",
                     flight.started_at,
+                    lost=False,
                 )
             return cause if isinstance(cause, BaseException) else exc
         text = str(exc).strip().splitlines()
@@ -260,7 +263,7 @@ class RayExecutor:
         detail = f"{type(exc).__name__}: {text[0] if text else ''}".strip()
         return lost_result(
             flight.spec,
-            f"the Ray cluster lost the attempt: {reason} ({detail}); not run again",
+            f"the Ray cluster lost the attempt: {reason} ({detail}); a resume runs it again",
             flight.started_at,
         )
 
@@ -278,7 +281,8 @@ class RayExecutor:
                     waited = _budget_s(flight.spec) + self._pending_s
                     message = (
                         f"no result from the Ray cluster within {waited:g} s (the attempt's "
-                        "budget and the wait for a CPU): its task was cancelled; not run again"
+                        "budget and the wait for a CPU): its task was cancelled; a resume runs it "
+                        "again"
                     )
                     gone.append((ref, flight, lost_result(flight.spec, message, flight.started_at)))
             for ref, _, _ in gone:

@@ -63,10 +63,14 @@ def pack(folder: Path) -> bytes | None:
     return buffer.getvalue()
 
 
-def lost_result(spec: AttemptSpec, message: str, started_at: str | None = None) -> AttemptResult:
+def lost_result(
+    spec: AttemptSpec, message: str, started_at: str | None = None, *, lost: bool = True
+) -> AttemptResult:
     """The ``infra_error`` row of an attempt the cluster lost (a dead worker or node, a task
     cancelled on the cluster, no result in time): not the agent's failure, and never run again
-    behind the ledger's back."""
+    behind the ledger's back. The row says ``lost`` (a resume runs it again, as a recorded new
+    row) unless ``lost`` is false: a failure the same attempt would meet again (a node without
+    trialbook)."""
     row = attempt_fields(spec)
     if started_at is not None:
         row["started_at"] = started_at
@@ -77,6 +81,7 @@ def lost_result(spec: AttemptSpec, message: str, started_at: str | None = None) 
         elapsed_s=0.0,
         score=None,
         error=f"harness error: {message}",
+        lost=True if lost else None,
     )
     row["finished_at"] = max(now(), str(row["started_at"]))
     return AttemptResult(row=row)

@@ -21,7 +21,7 @@ from pathlib import Path
 from trialbook.errors import ArgumentError, HarnessError
 from trialbook.harness._attempt import base_env
 from trialbook.harness._cgroup import Cgroup, not_capped
-from trialbook.harness._driver import Driver, RunProgress, Tally
+from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._fs import remove_tree
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
@@ -83,6 +83,10 @@ class RunOptions:
     model_version: str | None = None
     rerun_reason: str | None = None
     grace_s: float = 2.0
+    rerun_infra: bool = False
+    """With ``resume``: run again every attempt whose row that counts is an ``infra_error``, not
+    only those the harness lost (``lost``: a dead worker or node, a foreign cancel, no result in
+    time), e.g. after fixing a sandbox that could not start. Each re-run is a new row (retry + 1)."""
     only: tuple[str, ...] = ()
     """Run only the attempts of these tasks of the run, still missing (``trialbook race`` runs its
     task pairs so, a few at a time); the run stays 'interrupted' until all its tasks are done."""
@@ -104,6 +108,9 @@ class RunResult:
     notes: tuple[str, ...]
     resume_command: tuple[str, ...] = ()
     """The ``trialbook run`` arguments that resume this run (after the program's name)."""
+    reruns: int = 0
+    """Attempts the harness had lost (infra_error rows marked ``lost``) run again by this resume,
+    each as a new row of the next retry."""
 
 
 def _check_options(options: RunOptions) -> None:
@@ -119,6 +126,10 @@ def _check_options(options: RunOptions) -> None:
         raise ArgumentError(
             f"ledger must be a SQLite ledger (.db) for the harness, got {str(options.ledger)!r}",
             argument="ledger",
+        )
+    if options.rerun_infra and options.resume is None:
+        raise ArgumentError(
+            "rerun_infra runs again the infra errors of a run: give resume", argument="rerun_infra"
         )
     if options.resume is not None and not options.ledger.is_file():
         raise ArgumentError(f"no ledger {str(options.ledger)!r} to resume from", argument="resume")
@@ -351,20 +362,37 @@ def _run(
             )
             store.create_run(record)
             cut_off: list[tuple[str, int]] = []
+            lost: list[tuple[str, int, int]] = []
         else:
             record = prior
             # Processes an earlier, killed harness left behind died with clean_stale_runs above
             # (its scratch folder names it); a live harness running this run id is left alone.
             cut_off = store.unfinished_starts(record.run_id)
+            lost = [
+                item
+                for item in store.lost(record.run_id, every_infra=options.rerun_infra)
+                if not options.only or item[0] in options.only
+            ]
             store.record_event(
                 record.run_id,
                 "resumed",
-                {"cut_off": len(cut_off), "attempts": [f"{t}#{i}" for t, i in cut_off]},
+                {
+                    "cut_off": len(cut_off),
+                    "attempts": [f"{t}#{i}" for t, i in cut_off],
+                    "rerun": len(lost),
+                    "reruns": [f"{t}#{i}.{r + 1}" for t, i, r in lost],
+                    "rerun_infra": options.rerun_infra,
+                },
             )
         run_id = record.run_id
         done = store.finished(run_id)
         if cut_off:
             notes.append(f"{len(cut_off)} attempt(s) cut off by an earlier stop will run again")
+        if lost:
+            which = "ended in an infra error" if options.rerun_infra else "the harness lost"
+            notes.append(
+                f"{len(lost)} attempt(s) {which} will run again, each as a new row (retry + 1)"
+            )
         transcripts = transcripts_root / run_id
         transcripts.mkdir(parents=True, exist_ok=True)
         scratch = make_scratch(run_id)
@@ -392,12 +420,20 @@ def _run(
                 "graded_after_timeout": True if suite.grade_after_timeout else None,
             },
         )
-        todo = plan(specs, suite.k, suite.seeds, done)
+        again = [
+            Planned(specs[t], i, suite.seeds[i], retry + 1) for t, i, retry in lost if t in specs
+        ]
+        todo = plan(specs, suite.k, suite.seeds, done) + again
         if options.only:
             todo = [p for p in todo if p.template.task_id in set(options.only)]
         stop = stop or threading.Event()
         if progress is not None:
-            progress.begin(run_id, len(todo) + len(done), Tally(*store.tally(run_id)), notes)
+            # the rows to be run again (infra errors, neither passed nor timed out) count as to do
+            counts = Tally(*store.tally(run_id))
+            counts = dataclasses.replace(
+                counts, done=counts.done - len(again), infra_errors=counts.infra_errors - len(again)
+            )
+            progress.begin(run_id, len(todo) + len(done) - len(again), counts, notes)
         driver = Driver(
             store,
             run_id,
@@ -437,7 +473,7 @@ def _run(
             )
         interrupted = stop.is_set() and driver.written < len(todo)
         # a run of some of its tasks (``only``) that leaves others undone is paused, not finished
-        paused = bool(options.only) and len(done) + driver.written < len(specs) * suite.k
+        paused = bool(options.only) and len(store.finished(run_id)) < len(specs) * suite.k
         interrupted = interrupted or paused
         store.record_event(
             run_id,
@@ -455,6 +491,7 @@ def _run(
         planned=len(todo),
         written=driver.written,
         cut_off=len(cut_off),
+        reruns=len(again),
         quarantined=selection.quarantined,
         interrupted=interrupted,
         notes=tuple(notes),

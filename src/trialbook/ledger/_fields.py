@@ -23,7 +23,7 @@ __all__ = [
 Kind = Literal["str", "int", "float", "bool", "time"]
 STATUSES = ("passed", "failed", "timed_out", "infra_error")
 EXACT_INT = 2**53
-"""The largest magnitude of an optional integer (seed, tokens_in, tokens_out, tool_calls): a ledger
+"""The largest magnitude of an optional integer (seed, tokens_in, tokens_out, tool_calls, retry): a ledger
 holds those as float64 with NaN for "not recorded", exact up to 2**53; a larger one is refused
 rather than rounded. Required integers are int64."""
 
@@ -101,6 +101,22 @@ FIELDS: tuple[Field, ...] = (
         False,
         "imported runs only: the required fields the source did not record, comma-separated "
         "(each then null in the row, never a made-up value)",
+    ),
+    Field(
+        "retry",
+        "int",
+        False,
+        "the how-many-th re-run of the attempt (run_id, task_id, attempt_index); null = 0. A row "
+        "with retry r > 0 follows the attempt's infra_error row of retry r - 1, and only the "
+        "highest retry of an attempt counts",
+        low=0,
+    ),
+    Field(
+        "lost",
+        "bool",
+        False,
+        "infra_error rows only: the harness lost the attempt (its worker or node died, its task "
+        "was cancelled by someone else, no result in time), so a resume runs it again",
     ),
 )
 

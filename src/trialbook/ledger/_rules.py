@@ -17,7 +17,7 @@ from trialbook.errors import Problem
 from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, STATUSES
 from trialbook.ledger._table import Ledger
 
-__all__ = ["check_rules"]
+__all__ = ["check_attempt_keys", "check_rules", "retry_of"]
 
 
 def _first_of_group(group: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -201,6 +201,7 @@ def check_rules(ledger: Ledger) -> list[Problem]:
             )
 
     problems.extend(_check_runs(ledger))
+    problems.extend(check_attempt_keys(ledger))
     return problems
 
 
@@ -272,18 +273,98 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
     constant_within(run_task, "weight", "task of a run")
     constant_within(run_task, "stratum", "task of a run")
 
-    key = _group_key(run_group, task, ledger.values["attempt_index"].astype(np.int64))
-    if not _repeats(key):
-        return problems
-    first = _first_of_group(key)
-    for i in np.flatnonzero(first != np.arange(key.size)).tolist():
-        j = int(first[i])
+    return problems
+
+
+def retry_of(ledger: Ledger) -> NDArray[np.int64]:
+    """Each row's ``retry``, not recorded read as 0 (the attempt's first run)."""
+    col = ledger.values["retry"]
+    return np.where(np.isnan(col), 0.0, col).astype(np.int64)
+
+
+def check_attempt_keys(ledger: Ledger) -> list[Problem]:
+    """The rule of attempt keys and re-runs (docs/ledger.md, "Rules"), apart so that a reader that
+    checks rows as they stream can apply the same rule.
+
+    1. ``(run_id, task_id, attempt_index, retry)`` is unique (``retry`` not recorded = 0).
+    2. A row with ``retry`` r > 0 needs a row of the same attempt with retry r - 1 whose status is
+       ``infra_error`` (a re-run follows the infrastructure error it replaces, and nothing else).
+
+    Also ``lost`` may be true only on an ``infra_error`` row. One Problem per offending row, naming
+    run, task, attempt and field.
+    """
+    src, lines = ledger.source, ledger.lines
+    problems: list[Problem] = []
+    run, task = ledger.codes["run_id"], ledger.codes["task_id"]
+    run_labels, task_labels = ledger.labels["run_id"], ledger.labels["task_id"]
+    attempt = ledger.values["attempt_index"]
+    status_codes, status_labels = ledger.codes["status"], ledger.labels["status"]
+    infra_code = status_labels.index("infra_error") if "infra_error" in status_labels else -2
+    infra = status_codes == infra_code
+
+    def describe(i: int) -> str:
+        where = f"run {run_labels[run[i]]!r}, " if run[i] >= 0 else ""
+        return f"{where}task {task_labels[task[i]]!r}: attempt_index {int(attempt[i])}"
+
+    lost = ledger.values["lost"] == 1  # NaN (not recorded) is False
+    for i in np.flatnonzero(lost & ~infra)[:50].tolist():
         problems.append(
             Problem(
                 int(lines[i]),
-                f"{describe(i)}: attempt_index {int(ledger.values['attempt_index'][i])} duplicates line "
-                f"{int(lines[j])} ((run_id, task_id, attempt_index) must be unique)",
+                f"{describe(i)}: field 'lost': true only on an infra_error row",
                 src,
             )
         )
+    if (run < 0).any() and (run >= 0).any():
+        return problems  # named by the run rule: the attempts of such rows have no run to be in
+    if run.size < 2 and not (ledger.values["retry"] > 0).any():
+        return problems
+    retry = retry_of(ledger)
+    run_group = np.maximum(run, 0)
+    attempt_key = _group_key(run_group, task, attempt.astype(np.int64))
+    key = _group_key(attempt_key, retry)
+    if _repeats(key):
+        first = _first_of_group(key)
+        for i in np.flatnonzero(first != np.arange(key.size))[:50].tolist():
+            j = int(first[i])
+            again = f" retry {int(retry[i])}" if retry[i] else ""
+            problems.append(
+                Problem(
+                    int(lines[i]),
+                    f"{describe(i)}{again} duplicates line {int(lines[j])} ((run_id, task_id, "
+                    "attempt_index, retry) must be unique)",
+                    src,
+                )
+            )
+    later = np.flatnonzero(retry > 0)
+    if later.size:
+        # the key of each re-run's predecessor, looked up among the infra_error rows
+        wanted = _group_key_like(attempt_key, retry, later, retry[later] - 1)
+        found = np.isin(wanted, key[infra])
+        for n, i in enumerate(later.tolist()):
+            if found[n]:
+                continue
+            problems.append(
+                Problem(
+                    int(lines[i]),
+                    f"{describe(i)}: field 'retry': {int(retry[i])} follows no infra_error row of "
+                    f"retry {int(retry[i]) - 1} of the same attempt (a re-run replaces only an "
+                    "infra_error)",
+                    src,
+                )
+            )
+            if len(problems) >= 50:
+                break
     return problems
+
+
+def _group_key_like(
+    outer: NDArray[np.int64],
+    inner: NDArray[np.int64],
+    rows: NDArray[np.int64],
+    value: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    """``_group_key(outer, inner)`` of the rows ``rows`` with ``inner`` replaced by ``value``
+    (the same spans as the whole columns, so the keys compare with ``_group_key(outer, inner)``)."""
+    span = int(inner.max()) + 2 if inner.size else 1
+    return (outer[rows] + 1) * span + (value + 1)

@@ -101,24 +101,60 @@ class Ledger:
         ordered = codes[np.sort(first)]
         return tuple(self.labels["run_id"][c] for c in ordered if c >= 0)
 
-    def run(self, run_id: str) -> Ledger:
-        """The rows of one run.
+    def run(self, run_id: str, *, superseded: bool = False) -> Ledger:
+        """The rows of one run that count: of an attempt run again (``retry``), only its highest
+        retry; with ``superseded``, every row (the earlier runs of a re-run attempt too).
 
         Raises :class:`ArgumentError` (``argument="run"``) naming the runs present when the ledger
         holds no row of ``run_id``.
         """
-        return self.where(self._run_mask(run_id))
+        mask = self._run_mask(run_id)
+        return self.where(mask if superseded else mask & ~self.superseded())
 
-    def runs(self, run_ids: Sequence[str]) -> Ledger:
-        """The rows of several runs, run by run in the order given (each run's rows in their order).
+    def runs(self, run_ids: Sequence[str], *, superseded: bool = False) -> Ledger:
+        """The rows of several runs, run by run in the order given (each run's rows in their order);
+        only those that count unless ``superseded`` (as :meth:`run`).
 
         Raises :class:`ArgumentError` (``argument="run"``) for a run the ledger does not hold.
         """
-        masks = [self._run_mask(r) for r in run_ids]
+        later = None if superseded else self.superseded()
+        masks = [
+            self._run_mask(r) if later is None else self._run_mask(r) & ~later for r in run_ids
+        ]
         if len(masks) == 1:
             return self.where(masks[0])
         index = np.concatenate([np.flatnonzero(m) for m in masks]) if masks else np.arange(0)
         return self.subset(index.astype(np.int64))
+
+    def superseded(self) -> NDArray[np.bool_]:
+        """Per row, whether a row of a higher ``retry`` of the same attempt (run, task,
+        attempt_index) follows it: a lost attempt's infra_error row, replaced by its re-run. Such a
+        row stays in the ledger (append-only) and counts in no figure."""
+        retry = self.values["retry"]
+        if not (retry > 0).any():  # NaN (not recorded, = 0) compares false: no re-run at all
+            return np.zeros(len(self), dtype=bool)
+        level = np.where(np.isnan(retry), 0, retry).astype(np.int64)
+        key = np.zeros(len(self), dtype=np.int64)
+        for part in (
+            np.maximum(self.codes["run_id"], 0),
+            self.codes["task_id"],
+            self.values["attempt_index"].astype(np.int64),
+        ):
+            key = key * (int(part.max()) + 2) + (part + 1)
+        _, group = np.unique(key, return_inverse=True)
+        highest = np.zeros(int(group.max()) + 1, dtype=np.int64)
+        np.maximum.at(highest, group, level)
+        later: NDArray[np.bool_] = level < highest[group]
+        return later
+
+    def latest(self) -> Ledger:
+        """The rows that count: every row but those a re-run superseded (:meth:`superseded`)."""
+        return self.where(~self.superseded())
+
+    def reruns(self) -> int:
+        """How many attempts were run again: rows that count and carry a ``retry`` above 0."""
+        retry = self.values["retry"]
+        return int(((retry > 0) & ~self.superseded()).sum())
 
     def _run_mask(self, run_id: str) -> NDArray[np.bool_]:
         labels = self.labels["run_id"]

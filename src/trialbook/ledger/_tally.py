@@ -8,7 +8,9 @@ computed from them is the same to the bit, whichever format the rows came from.
 
 Two things are fixed here, because they are what the fields mean (docs/ledger.md): a task with any
 attempt flagged ``oracle_leak`` is quarantined whole (counted, listed, never tallied), and a status
-the caller names (``infra_error``) may be dropped from the rows tallied.
+the caller names (``infra_error``) may be dropped from the rows tallied. An attempt run again
+(``retry``) is tallied by its highest retry only; the rows it superseded are counted in ``reruns``'s
+words, never in a figure.
 """
 
 from __future__ import annotations
@@ -104,6 +106,9 @@ class RunTally:
     """Tallied rows that record a score."""
     not_recorded: Mapping[str, int] = field(default_factory=dict)
     """Per required field some tallied rows' source did not record, how many (fields in order)."""
+    reruns: int = 0
+    """Attempts run again after an infrastructure error (their tallied row has ``retry`` > 0); the
+    rows they superseded are never tallied."""
     selected_rows: int = 0
     """Tallied rows that record ``selected`` (whether a selector delivered that candidate)."""
     failed: Mapping[str, int] = field(default_factory=dict)
@@ -143,7 +148,8 @@ class Tallies(Protocol):
         ...
 
     def rows(self, run_id: str) -> Ledger:
-        """The validated rows of one run, in order: for a question tallies cannot answer."""
+        """The validated rows of one run that count (a re-run attempt by its highest retry), in
+        order: for a question tallies cannot answer."""
         ...
 
     def close(self) -> None:
@@ -223,6 +229,7 @@ def tally_ledger(
         )
     if len(run) == 0:
         raise ArgumentError(f"run {run_id!r} has no rows", argument="run")
+    run = run.latest()  # a re-run attempt counts once, by its highest retry
     task_ids, task = _in_run_order(run)
     t = len(task_ids)
     leak = run.values["oracle_leak"].astype(bool)
@@ -341,6 +348,7 @@ def tally_ledger(
             if name in lacking and lacking[name].any()
         },
         selected_rows=int((~np.isnan(rows.values["selected"])).sum()),
+        reruns=run.reruns(),
         **_failed(rows, passed, timed_out),
     )
 

@@ -1,5 +1,8 @@
 """Random ledgers scored from a ``.db``, a JSONL file and a CSV file give the same JSON, to the bit.
 
+Some attempts were run again (``retry``): their earlier infra_error rows stay in the ledger and
+count in no figure, on every path alike.
+
 The ``.db`` is read three ways, each checked here: the columns the store kept of the rows it wrote
 (``trialbook import``), SQLite's ``GROUP BY`` over a store another tool filled with plain sqlite3,
 and the same over a bare table another tool created (every rule checked in SQL). None of them may
@@ -96,6 +99,19 @@ def ledgers(draw: st.DrawFn) -> list[dict[str, Any]]:
                     second = draw(st.integers(0, 50))
                     row["started_at"] = f"2026-11-30T10:00:{second:02d}.250+00:00"
                     row["finished_at"] = f"2026-11-30T10:01:{second:02d}Z"
+                # an attempt the harness lost, run again: its infra_error rows stay, superseded
+                again = draw(st.integers(0, 2)) if "status" in optional else 0
+                for retry in range(again):
+                    lost = {**row, "passed": False, "timed_out": False, "status": "infra_error"}
+                    lost.update(oracle_leak=False, lost=True, error="harness error: node died")
+                    lost.pop("score", None)
+                    if "selected" in lost:
+                        lost["selected"] = False
+                    if retry:
+                        lost["retry"] = retry
+                    rows.append(lost)
+                if again:
+                    row["retry"] = again
                 rows.append(row)
     return draw(st.permutations(rows))
 

@@ -46,6 +46,7 @@ SCHEMA_REFUSES = {
     "wrong type": "CHECK constraint failed",
     "negative number": "CHECK constraint failed",
     "duplicate attempt": "UNIQUE constraint failed",
+    "re-run twice as the same retry": "UNIQUE constraint failed",
 }
 
 

@@ -9,15 +9,63 @@ from typing import Any
 
 from trialbook.ledger._provenance import Completion
 from trialbook.ledger.store._records import RunStatus
+from trialbook.ledger.store._sql import COUNTED, RETRY_BROKEN
 
-__all__ = ["completions", "failed_rows", "run_pass_at_1", "run_tally"]
+__all__ = [
+    "completions",
+    "counted",
+    "counted_clause",
+    "failed_rows",
+    "reruns",
+    "run_pass_at_1",
+    "run_tally",
+]
+
+
+def counted(
+    conn: sqlite3.Connection, present: Collection[str], where: str, args: tuple[Any, ...]
+) -> str | None:
+    """``where`` narrowed to the rows that count: when some row of it has ``retry`` > 0, the rows
+    a higher retry of their attempt superseded are left out (in SQL, as ``Ledger.superseded``
+    does). None when a re-run follows no infra_error row of the retry before it (the retry rule of
+    ``ledger._rules.check_attempt_keys``, checked here in SQL)."""
+    if "retry" not in present:
+        return where
+    if conn.execute(
+        f'SELECT 1 FROM attempts WHERE {where} AND "retry" > 0 LIMIT 1', args
+    ).fetchone():
+        if conn.execute(
+            f"SELECT 1 FROM attempts WHERE {where} AND {RETRY_BROKEN} LIMIT 1", args
+        ).fetchone():
+            return None
+        return f"{where} AND {COUNTED}"
+    return where
+
+
+def reruns(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> int:
+    """How many of the rows ``where`` (narrowed by :func:`counted`) are re-runs (retry > 0)."""
+    if COUNTED not in where:
+        return 0
+    (count,) = conn.execute(
+        f'SELECT count(*) FROM attempts WHERE {where} AND "retry" > 0', args
+    ).fetchone()
+    return int(count)
+
+
+def counted_clause(conn: sqlite3.Connection) -> str:
+    """`` AND`` the rows that count, for a store whose attempts have a ``retry`` column (schema 9);
+    nothing for an older one read without migrating."""
+    names = {r[1] for r in conn.execute("PRAGMA table_info(attempts)")}
+    return f" AND {COUNTED}" if "retry" in names else ""
 
 
 def run_tally(conn: sqlite3.Connection, run_id: str) -> tuple[int, int, int, int]:
-    """(done, passed, timed out, infra errors) of the run's finished attempts."""
+    """(done, passed, timed out, infra errors) of the run's finished attempts (a re-run attempt
+    by its highest retry)."""
     done, passed, timed_out, infra = conn.execute(
         "SELECT count(*), coalesce(sum(passed), 0), coalesce(sum(timed_out), 0), "
-        "coalesce(sum(status = 'infra_error'), 0) FROM attempts WHERE run_id = ?",
+        "coalesce(sum(status = 'infra_error'), 0) FROM attempts WHERE run_id = ?"
+        + counted_clause(conn),
         (run_id,),
     ).fetchone()
     return int(done), int(passed), int(timed_out), int(infra)
@@ -28,7 +76,8 @@ def run_pass_at_1(conn: sqlite3.Connection, run_id: str) -> float | None:
     out; None without a row."""
     (value,) = conn.execute(
         "SELECT avg(rate) FROM (SELECT avg(passed) AS rate FROM attempts WHERE run_id = ? "
-        "GROUP BY task_id HAVING max(coalesce(oracle_leak, 0)) = 0)",
+        + counted_clause(conn)
+        + " GROUP BY task_id HAVING max(coalesce(oracle_leak, 0)) = 0)",
         (run_id,),
     ).fetchone()
     return None if value is None else float(value)

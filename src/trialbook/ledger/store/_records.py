@@ -93,7 +93,12 @@ class RunStatus:
     """The latest event: started, resumed, finished or interrupted."""
     finished_at: str | None
     attempts: int
+    """Attempts with a row that counts (a re-run attempt once, by its highest retry)."""
     starts: int
+    reruns: int = 0
+    """Attempts run again after an infrastructure error (their row that counts has retry > 0)."""
+    superseded: int = 0
+    """Rows a re-run superseded (kept in the ledger, counted in no figure)."""
 
 
 def now() -> str:

@@ -36,7 +36,7 @@ from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import Ledger
 from trialbook.ledger._tally import Known, RunTally, tally_ledger
 from trialbook.ledger.store._columns import covered, load_columns
-from trialbook.ledger.store._queries import completions, failed_rows
+from trialbook.ledger.store._queries import completions, counted, failed_rows, reruns
 from trialbook.ledger.store._schema import own_schema
 from trialbook.ledger.store._sql import (
     PACKED,
@@ -133,7 +133,7 @@ class StoreTallies:
         if self._orphans:
             return self._precise_whole().run(run_id)
         kept = self._kept(run_id)
-        return kept if kept is not None else self._precise(run_id)
+        return (kept if kept is not None else self._precise(run_id)).latest()
 
     def _kept(self, run_id: str) -> Ledger | None:
         """The run from the columns the store kept of its rows (checked by the table's rules, as
@@ -193,11 +193,14 @@ class StoreTallies:
         return self._whole
 
     def _where(self, run_id: str) -> tuple[str, tuple[Any, ...]]:
-        """The rows of the run: no condition at all when the store holds that run only."""
+        """The rows of the run that count (``_queries.counted``): no condition at all when the
+        store holds that run only and none of its attempts was run again."""
         runs = self._runs
-        if runs is not None and runs == (run_id,):
-            return "1", ()
-        return '"run_id" = ?', (run_id,)
+        where, args = ("1", ()) if runs == (run_id,) else ('"run_id" = ?', (run_id,))
+        found = counted(self._conn, self._present, where, args)
+        if found is None:
+            raise _Doubt  # a re-run breaks the retry rule: the precise read names it
+        return found, args
 
     def _tally(self, run_id: str, drop_status: str | None, set_aside: Collection[str]) -> RunTally:
         if drop_status not in (None, "infra_error"):
@@ -332,6 +335,7 @@ class StoreTallies:
                 if "selected" in self._present
                 else 0
             ),
+            reruns=reruns(self._conn, where, args),
             **failed_rows(self._conn, self._present, condition, cargs),
         )
 

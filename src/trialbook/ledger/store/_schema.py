@@ -297,6 +297,32 @@ CREATE TRIGGER race_events_no_delete BEFORE DELETE ON race_events
 BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: race_events rows are never deleted'); END;
 """
 
+# Schema 9: an attempt the harness lost may be run again as a recorded new row: ``retry`` numbers
+# the re-runs of one (run_id, task_id, attempt_index) and ``lost`` marks the infra_error rows the
+# harness vouches it lost (a dead worker or node, a foreign cancel, no result in time). The unique
+# key becomes (run_id, task_id, attempt_index, retry), NULL read as 0 (an index on an expression:
+# SQLite's UNIQUE treats NULLs as distinct); SQLite cannot alter a constraint, so the table is
+# rebuilt, ids kept, as schema 5 rebuilt it. Start markers record the retry they start.
+_V9_OLD = f"{_V5_OLD}, not_recorded"
+_V9 = f"""
+DROP VIEW run_summary;
+CREATE TABLE attempts_v9 ({_V5_COLUMNS}
+    "retry" INTEGER CHECK ("retry" IS NULL OR (typeof("retry") = 'integer' AND "retry" >= 0)),
+    "lost" INTEGER CHECK ("lost" IS NULL OR ("lost" IN (0, 1))),
+    CHECK ({" AND ".join(_may_be_unrecorded(n) for n in ("timeout_s", "elapsed_s", "timed_out", "helper_calls", "oracle_leak"))})
+);
+INSERT INTO attempts_v9 ({_V9_OLD}) SELECT {_V9_OLD} FROM attempts;
+DROP TABLE attempts;
+ALTER TABLE attempts_v9 RENAME TO attempts;
+CREATE UNIQUE INDEX attempts_key ON attempts (run_id, task_id, attempt_index, coalesce(retry, 0));
+CREATE TRIGGER attempts_no_update BEFORE UPDATE ON attempts
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempts rows are never updated'); END;
+CREATE TRIGGER attempts_no_delete BEFORE DELETE ON attempts
+BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempts rows are never deleted'); END;
+{_V3}
+ALTER TABLE attempt_starts ADD COLUMN retry INTEGER CHECK (retry IS NULL OR retry >= 0);
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
@@ -306,6 +332,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (6, "run provenance: agent, graders, pass-env names, host, planned attempts, selection", _V6),
     (7, "the validated columns of each batch of rows, for reading a run without a row loop", _V7),
     (8, "races: two runs as one sequential comparison, and its events", _V8),
+    (9, "re-runs of lost attempts: retry and lost, unique on the attempt and its retry", _V9),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -327,9 +354,7 @@ def own_schema(conn: sqlite3.Connection, version: int) -> bool:
     """Whether the attempts table is exactly the one the migrations up to ``version`` create, so
     that its CHECK, NOT NULL and UNIQUE constraints held every row written to it, whoever wrote it
     (a table another tool created may hold anything)."""
-    (stored,) = conn.execute(
-        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'attempts'"
-    ).fetchone() or (None,)
+    stored = _attempts_sql(conn)
     fresh = sqlite3.connect(":memory:")
     try:
         for number, _, script in MIGRATIONS:
@@ -337,9 +362,18 @@ def own_schema(conn: sqlite3.Connection, version: int) -> bool:
                 break
             for statement in statements(script):
                 fresh.execute(statement)
-        row = fresh.execute(
-            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'attempts'"
-        ).fetchone()
+        expected = _attempts_sql(fresh)
     finally:
         fresh.close()
-    return row is not None and stored == row[0]
+    return bool(expected) and stored == expected
+
+
+def _attempts_sql(conn: sqlite3.Connection) -> list[str]:
+    """The SQL of the attempts table and of its indexes (schema 9 keeps its unique key in one)."""
+    return [
+        str(sql)
+        for (sql,) in conn.execute(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = 'attempts' AND type IN "
+            "('table', 'index') AND sql IS NOT NULL ORDER BY type DESC, name"
+        )
+    ]

@@ -7,7 +7,9 @@ import sqlite3
 from trialbook.ledger._fields import FIELDS, STATUSES, Field
 
 __all__ = [
+    "COUNTED",
     "PACKED",
+    "RETRY_BROKEN",
     "RUN_CONSTANT",
     "SUMS",
     "TASK_CONSTANT",
@@ -55,6 +57,21 @@ def _stamp_ok(col: str) -> str:
     )
 
 
+COUNTED = (
+    'NOT EXISTS (SELECT 1 FROM attempts b WHERE b."run_id" IS attempts."run_id" '
+    'AND b."task_id" = attempts."task_id" AND b."attempt_index" = attempts."attempt_index" '
+    'AND coalesce(b."retry", 0) > coalesce(attempts."retry", 0))'
+)
+"""SQL true for a row that counts: no row of a higher retry of its attempt follows it."""
+RETRY_BROKEN = (
+    'coalesce("retry", 0) > 0 AND NOT EXISTS (SELECT 1 FROM attempts b '
+    'WHERE b."run_id" IS attempts."run_id" AND b."task_id" = attempts."task_id" '
+    'AND b."attempt_index" = attempts."attempt_index" '
+    'AND coalesce(b."retry", 0) = attempts."retry" - 1 AND b."status" IS \'infra_error\')'
+)
+"""SQL true for a re-run that follows no infra_error row of the retry before it (ledger._rules)."""
+
+
 def row_doubts(present: set[str], trusted: bool) -> str:
     """SQL true (1) for a row that breaks, or may break, a row-level rule."""
     doubts: list[str] = []
@@ -92,6 +109,8 @@ def row_doubts(present: set[str], trusted: bool) -> str:
         doubts.append('coalesce(julianday("finished_at") < julianday("started_at") + 1e-8, 0)')
     if "not_recorded" in present:
         doubts.append('"not_recorded" IS NOT NULL')  # read the precise way (as JSONL is)
+    if "lost" in present:  # a lost attempt is an infrastructure error (ledger._rules)
+        doubts.append('"lost" IS 1 AND "status" IS NOT \'infra_error\'')
     return " OR ".join(f"coalesce({d}, 0)" for d in doubts)  # each is non-NULL when it flags
 
 

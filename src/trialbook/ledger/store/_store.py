@@ -28,7 +28,8 @@ from trialbook.ledger._provenance import Completion, Provenance
 from trialbook.ledger._rows import ledger_from_rows, ledger_tuples
 from trialbook.ledger._table import Ledger
 from trialbook.ledger.store._columns import keep_columns
-from trialbook.ledger.store._queries import completions, run_pass_at_1, run_tally
+from trialbook.ledger.store._keys import duplicates, unfollowed
+from trialbook.ledger.store._queries import completions, counted_clause, run_pass_at_1, run_tally
 from trialbook.ledger.store._races import RaceLog
 from trialbook.ledger.store._read import read_attempts
 from trialbook.ledger.store._records import (
@@ -188,9 +189,9 @@ class LedgerStore(RaceLog):
                 (run_id, event, now(), None if detail is None else json.dumps(detail)),
             )
 
-    def record_start(self, run_id: str, task_id: str, attempt_index: int) -> int:
+    def record_start(self, run_id: str, task_id: str, attempt_index: int, retry: int = 0) -> int:
         """Mark an attempt as started; returns the marker's id (unique per start)."""
-        return self.write(run_id, (), [(task_id, attempt_index)])[0]
+        return self.write(run_id, (), [(task_id, attempt_index, retry)])[0]
 
     def append(self, rows: Sequence[Mapping[str, object]], source: str = "rows") -> int:
         """Validate and append attempts of existing runs in one transaction: all of them or none.
@@ -204,22 +205,26 @@ class LedgerStore(RaceLog):
             return self._insert(conn, incoming, origin=None)
 
     def write(
-        self, run_id: str, finished: Sequence[Prepared], starts: Sequence[tuple[str, int]]
+        self,
+        run_id: str,
+        finished: Sequence[Prepared],
+        starts: Sequence[tuple[str, int, int]],
     ) -> list[int]:
         """What the harness's driver writes at one moment, in one transaction: a finished attempt
         (already validated into a :class:`Ledger` by ``ledger_from_rows``, which the workers do in
-        parallel; the driver passes one per call) and the start markers of attempts about to begin.
+        parallel; the driver passes one per call) and the start markers (task, attempt_index, retry)
+        of attempts about to begin.
         The stored rows are checked as :meth:`append` checks them. Returns the markers' ids."""
         ids: list[int] = []
         with self._write() as conn:
             for item in finished:
                 self._insert(conn, item.ledger, origin=None, params=item.params)
             stamp = now()
-            for task_id, attempt_index in starts:
+            for task_id, attempt_index, retry in starts:
                 cur = conn.execute(
-                    "INSERT INTO attempt_starts (run_id, task_id, attempt_index, started_at) "
-                    "VALUES (?, ?, ?, ?)",
-                    (run_id, task_id, attempt_index, stamp),
+                    "INSERT INTO attempt_starts (run_id, task_id, attempt_index, started_at, retry) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (run_id, task_id, attempt_index, stamp, retry or None),
                 )
                 ids.append(int(cur.lastrowid or 0))
         return ids
@@ -273,6 +278,7 @@ class LedgerStore(RaceLog):
         if problems:
             raise LedgerError(problems)
         problems += self._budget_conflicts(conn, incoming, source)
+        problems += unfollowed(conn, incoming, source)
         if problems:
             raise LedgerError(problems)
         conn.execute("SAVEPOINT rows")
@@ -280,10 +286,10 @@ class LedgerStore(RaceLog):
         try:
             conn.executemany(INSERT, ledger_tuples(incoming, COLUMNS) if params is None else params)
         except sqlite3.IntegrityError as exc:
-            # The unique (run_id, task_id, attempt_index) refused a row. Undo the rows of this batch
+            # The unique (run_id, task_id, attempt_index, retry) refused a row. Undo the rows of this batch
             # that went in before it, then name every row that collides with a stored one.
             conn.execute("ROLLBACK TO rows")
-            problems = self._duplicates(conn, incoming, source)
+            problems = duplicates(conn, incoming, source)
             raise LedgerError(
                 problems or [Problem(0, f"refused by the ledger: {exc}", source)]
             ) from None
@@ -337,26 +343,6 @@ class LedgerStore(RaceLog):
                 )
         return problems
 
-    def _duplicates(self, conn: sqlite3.Connection, incoming: Ledger, source: str) -> list[Problem]:
-        problems: list[Problem] = []
-        runs, tasks = incoming.text("run_id"), incoming.text("task_id")
-        index = incoming.values["attempt_index"]
-        for i in range(len(incoming)):
-            stored = conn.execute(
-                "SELECT 1 FROM attempts WHERE run_id = ? AND task_id = ? AND attempt_index = ?",
-                (runs[i], tasks[i], int(index[i])),
-            ).fetchone()
-            if stored:
-                problems.append(
-                    Problem(
-                        int(incoming.lines[i]),
-                        f"task {tasks[i]!r}: attempt {int(index[i])} of run {runs[i]!r} is already "
-                        "in the ledger (rows are never overwritten)",
-                        source,
-                    )
-                )
-        return problems
-
     # ------------------------------------------------------------------ reading
 
     @property
@@ -375,14 +361,21 @@ class LedgerStore(RaceLog):
         rows = self._conn.execute(
             f"SELECT {', '.join(names)} FROM runs {where} ORDER BY rowid", args
         ).fetchall()
+        counts = counted_clause(self._conn).removeprefix(" AND ")
+        # rows a re-run superseded, and the re-runs that count (none before schema 9)
+        tallied = (
+            f"coalesce(sum(NOT ({counts})), 0), coalesce(sum(retry > 0 AND {counts}), 0)"
+            if counts
+            else "0, 0"
+        )
         for row in rows:
             record = record_from_stored(dict(zip(names, row, strict=True)))
             last = self._conn.execute(
                 "SELECT event, at FROM run_events WHERE run_id = ? ORDER BY id DESC LIMIT 1",
                 (record.run_id,),
             ).fetchone()
-            (attempts,) = self._conn.execute(
-                "SELECT count(*) FROM attempts WHERE run_id = ?", (record.run_id,)
+            (attempts, superseded, reruns) = self._conn.execute(
+                f"SELECT count(*), {tallied} FROM attempts WHERE run_id = ?", (record.run_id,)
             ).fetchone()
             (starts,) = self._conn.execute(
                 "SELECT count(*) FROM attempt_starts WHERE run_id = ?", (record.run_id,)
@@ -393,8 +386,10 @@ class LedgerStore(RaceLog):
                     record=record,
                     status=status,
                     finished_at=last[1] if last and status == "finished" else None,
-                    attempts=int(attempts),
+                    attempts=int(attempts) - int(superseded),
                     starts=int(starts),
+                    reruns=int(reruns),
+                    superseded=int(superseded),
                 )
             )
         return out
@@ -413,7 +408,7 @@ class LedgerStore(RaceLog):
         return stored_provenance(self._conn).get(run_id)
 
     def finished(self, run_id: str) -> set[tuple[str, int]]:
-        """(task_id, attempt_index) of every attempt of the run that has its row."""
+        """(task_id, attempt_index) of every attempt of the run that has a row (of any retry)."""
         return {
             (str(t), int(a))
             for t, a in self._conn.execute(
@@ -430,14 +425,32 @@ class LedgerStore(RaceLog):
         oracle leak is left out); None without a row."""
         return run_pass_at_1(self._conn, run_id)
 
+    def lost(self, run_id: str, *, every_infra: bool = False) -> list[tuple[str, int, int]]:
+        """(task_id, attempt_index, retry) of the attempts whose row that counts (highest retry)
+        is an infra_error the harness marked ``lost`` (with ``every_infra``: any infra_error), in
+        row order: what a resume runs again, each as that retry + 1."""
+        if self._version() < 9:
+            return []
+        which = "" if every_infra else " AND lost IS 1"
+        return [
+            (str(t), int(a), int(r))
+            for t, a, r in self._conn.execute(
+                "SELECT task_id, attempt_index, coalesce(retry, 0) FROM attempts WHERE run_id = ? "
+                f"AND status IS 'infra_error'{which}{counted_clause(self._conn)} ORDER BY id",
+                (run_id,),
+            )
+        ]
+
     def unfinished_starts(self, run_id: str) -> list[tuple[str, int]]:
-        """Attempts started and never finished (no row): the harness was cut off during them."""
+        """Attempts started and never finished (no row of the retry started): the harness was
+        cut off during them."""
+        retry = " AND coalesce(a.retry, 0) = coalesce(s.retry, 0)" if self._version() >= 9 else ""
         return [
             (str(t), int(a))
             for t, a in self._conn.execute(
                 "SELECT DISTINCT s.task_id, s.attempt_index FROM attempt_starts s "
                 "LEFT JOIN attempts a ON a.run_id = s.run_id AND a.task_id = s.task_id "
-                "AND a.attempt_index = s.attempt_index WHERE s.run_id = ? AND a.id IS NULL",
+                f"AND a.attempt_index = s.attempt_index{retry} WHERE s.run_id = ? AND a.id IS NULL",
                 (run_id,),
             )
         ]

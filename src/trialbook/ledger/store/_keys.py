@@ -1,0 +1,71 @@
+"""The store's checks of incoming rows against the rows it holds: the attempt key (run, task,
+attempt_index, retry) and the retry rule (docs/ledger.md, "Rules"), as the in-memory rules
+(``ledger._rules.check_attempt_keys``) check them within one file, with the same words."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+
+from trialbook.errors import Problem
+from trialbook.ledger._rules import retry_of
+from trialbook.ledger._table import Ledger
+
+__all__ = ["duplicates", "unfollowed"]
+
+
+def duplicates(conn: sqlite3.Connection, incoming: Ledger, source: str) -> list[Problem]:
+    problems: list[Problem] = []
+    runs, tasks = incoming.text("run_id"), incoming.text("task_id")
+    index, retry = incoming.values["attempt_index"], retry_of(incoming)
+    for i in range(len(incoming)):
+        stored = conn.execute(
+            "SELECT 1 FROM attempts WHERE run_id = ? AND task_id = ? AND attempt_index = ? "
+            "AND coalesce(retry, 0) = ?",
+            (runs[i], tasks[i], int(index[i]), int(retry[i])),
+        ).fetchone()
+        if stored:
+            again = f" retry {int(retry[i])}" if retry[i] else ""
+            problems.append(
+                Problem(
+                    int(incoming.lines[i]),
+                    f"task {tasks[i]!r}: attempt {int(index[i])}{again} of run {runs[i]!r} is "
+                    "already in the ledger (rows are never overwritten)",
+                    source,
+                )
+            )
+    return problems
+
+
+def unfollowed(conn: sqlite3.Connection, incoming: Ledger, source: str) -> list[Problem]:
+    """Re-runs (retry r > 0) whose retry r - 1 is neither among the incoming rows (the rules
+    checked those) nor stored with status infra_error: the retry rule across the store."""
+    retry = retry_of(incoming)
+    later = np.flatnonzero(retry > 0)
+    if not later.size:
+        return []
+    problems: list[Problem] = []
+    runs, tasks = incoming.text("run_id"), incoming.text("task_id")
+    index = incoming.values["attempt_index"]
+    batch = {(runs[i], tasks[i], int(index[i]), int(retry[i])) for i in range(len(incoming))}
+    for i in later.tolist():
+        key = (runs[i], tasks[i], int(index[i]), int(retry[i]) - 1)
+        if key in batch:
+            continue
+        stored = conn.execute(
+            "SELECT 1 FROM attempts WHERE run_id = ? AND task_id = ? AND attempt_index = ? "
+            "AND coalesce(retry, 0) = ? AND status IS 'infra_error'",
+            key,
+        ).fetchone()
+        if not stored:
+            problems.append(
+                Problem(
+                    int(incoming.lines[i]),
+                    f"run {runs[i]!r}, task {tasks[i]!r}: attempt_index {key[2]}: field "
+                    f"'retry': {key[3] + 1} follows no infra_error row of retry {key[3]} of "
+                    "the same attempt (a re-run replaces only an infra_error)",
+                    source,
+                )
+            )
+    return problems
