@@ -44,7 +44,7 @@ def plan_from_options(
         comps = []
         rates = []
         for run_id in ledger.run_ids or (None,):
-            rows = ledger if run_id is None else ledger.run(run_id)
+            rows = ledger.latest() if run_id is None else ledger.run(run_id)
             groups = rows.where(~rows.column("oracle_leak")).tasks()
             n, c = groups.attempts, groups.passes
             rates.append(float((c / n).mean()))

@@ -126,6 +126,9 @@ class RunScore:
     completion: Completion | None = None
     """How far a run of our own harness got (finished, interrupted, not finished; attempts done of
     planned); None where the ledger does not say (a JSONL or CSV file, an imported run)."""
+    reruns: int = 0
+    """Attempts run again after the harness lost them (``retry`` > 0): each counts once, by its
+    re-run; the infra_error rows they superseded stay in the ledger and count in no figure."""
     selection: SelectionSummary | None = None
     """Pool coverage, delivered success and selector misses, where rows record ``selected``."""
     failures: Failures | None = None

@@ -177,6 +177,11 @@ def _policy_notes(tally: RunTally, fault_rows: Ledger | None, options: ScoreOpti
                     f"{len(gone)} task(s) had only infrastructure errors and are not scored: "
                     f"{shown}{more}"
                 )
+    if tally.reruns:
+        notes.append(
+            f"{tally.reruns} attempt(s) re-run after an infrastructure error (retry): each counts "
+            "once, by its re-run; the rows they superseded stay in the ledger, in no figure"
+        )
     if leaked_tasks:
         shown = ", ".join(repr(tid) for tid in leaked_tasks[:10])
         more = f" and {len(leaked_tasks) - 10} more" if len(leaked_tasks) > 10 else ""
@@ -395,6 +400,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         quarantined=quarantined,
         infra_errors=infra_count,
         infra_errors_dropped=options.drop_infra_errors,
+        reruns=tally.reruns,
         notes=tuple(notes),
         not_recorded=not_recorded,
         source=provenance,

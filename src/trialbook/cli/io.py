@@ -35,7 +35,7 @@ def export(ledger: Path, run: str | None, fmt: str, output: Path | None) -> None
 
     rows = read_ledger(ledger)
     if run is not None:
-        rows = rows.run(run)
+        rows = rows.run(run, superseded=True)  # every row: export keeps what re-runs replaced
     if output is None:
         if fmt == "parquet" and sys.stdout.isatty():
             fail(["--format parquet is binary: give -o FILE or redirect standard output"])

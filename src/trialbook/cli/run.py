@@ -41,8 +41,15 @@ EXIT_INTERRUPTED = 130
     "--resume",
     "resume",
     metavar="ID",
-    help="Resume run ID with its own suite, agent, sandbox and tasks: run only its attempts "
-    "without a row.",
+    help="Resume run ID with its own suite, agent, sandbox and tasks: run its attempts without "
+    "a row, and again (as a new row, retry + 1) those the harness lost.",
+)
+@click.option(
+    "--rerun-infra",
+    "rerun_infra",
+    is_flag=True,
+    help="With --resume: run again every attempt whose latest row is an infra_error (e.g. after "
+    "fixing a sandbox), not only those the harness lost.",
 )
 @click.option(
     "--jobs",
@@ -95,6 +102,7 @@ def run(
     system: str | None,
     run_id: str | None,
     resume: str | None,
+    rerun_infra: bool,
     jobs: int | None,
     sandbox: str | None,
     subset: str | None,
@@ -155,6 +163,7 @@ def run(
         system=system,
         run_id=run_id,
         resume=resume,
+        rerun_infra=rerun_infra,
         jobs=jobs,
         sandbox=sandbox,
         subset=subset,

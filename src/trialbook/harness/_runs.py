@@ -26,7 +26,7 @@ class RunSummary:
     status: str
     """One of :data:`RUN_STATES`."""
     done: int
-    """Attempts with a row."""
+    """Attempts with a row (an attempt run again once)."""
     planned: int | None
     """Attempts the run set out to make; None when its record does not say (an older ledger)."""
     started_at: str
@@ -35,6 +35,12 @@ class RunSummary:
     failures, quarantined tasks are left out, as ``score`` does by default); None without rows."""
     selection: str | None
     """How the run's tasks were chosen (a subset, ``--task``, ``--limit``); None: all of them."""
+    reruns: int = 0
+    """Attempts run again after an infrastructure error (each counted once, by its highest retry)."""
+    superseded: int = 0
+    """Rows those re-runs superseded: kept in the ledger, counted in no figure."""
+    lost: int = 0
+    """Attempts whose row that counts is one the harness lost (``lost``): a resume runs them again."""
 
     @property
     def complete(self) -> bool:
@@ -78,6 +84,9 @@ def list_runs(ledger: Path) -> list[RunSummary]:
                     started_at=record.started_at,
                     pass_at_1=store.pass_at_1(record.run_id),
                     selection=record.selection,
+                    reruns=run.reruns,
+                    superseded=run.superseded,
+                    lost=len(store.lost(record.run_id)),
                 )
             )
     return out

@@ -121,6 +121,8 @@ def run_text(result: RunResult, program: str = "trialbook") -> str:
     ]
     if result.cut_off:
         lines.append(f"{result.cut_off} attempt(s) cut off by an earlier stop were run again")
+    if result.reruns:
+        lines.append(f"{result.reruns} lost attempt(s) run again, each as a new row (retry)")
     if result.interrupted:
         import shlex
 

@@ -15,7 +15,7 @@ RUNS_SCHEMA = "trialbook.runs/1"
 
 def runs_to_dict(runs: Sequence[RunSummary]) -> dict[str, Any]:
     """``trialbook.runs/1``: ``{"schema", "runs": [{run_id, system, dataset_id, status,
-    attempts, planned, started_at, pass@1, selection}]}``."""
+    attempts, planned, started_at, pass@1, selection, reruns, superseded, lost}]}``."""
     return {
         "schema": RUNS_SCHEMA,
         "runs": [
@@ -29,6 +29,9 @@ def runs_to_dict(runs: Sequence[RunSummary]) -> dict[str, Any]:
                 "started_at": r.started_at,
                 "pass@1": r.pass_at_1,
                 "selection": r.selection,
+                "reruns": r.reruns,
+                "superseded": r.superseded,
+                "lost": r.lost,
             }
             for r in runs
         ],
@@ -42,7 +45,8 @@ def _dataset(dataset_id: str | None) -> str:
 def runs_text(runs: Sequence[RunSummary]) -> str:
     """One line per run, to fit 80 columns: id, system, status, attempts done of planned, start
     (month-day and time, UTC), pass@1; the dataset above when every run shares it (else on a line
-    below each run), and the run's task selection below it when it has one."""
+    below each run), the run's task selection below it when it has one, and its re-runs and lost
+    attempts when it has some."""
     if not runs:
         return "no runs in this ledger"
     datasets = {r.dataset_id for r in runs}
@@ -81,4 +85,8 @@ def runs_text(runs: Sequence[RunSummary]) -> str:
             out.append(f"  dataset {_dataset(r.dataset_id)}, started {r.started_at[:4]}")
         if r.selection:
             out.append(f"  tasks: {r.selection}")
+        if r.reruns or r.lost:
+            again = f"{r.reruns} attempt(s) re-run ({r.superseded} superseded row(s) kept)"
+            waiting = f"{r.lost} lost, a resume runs them again" if r.lost else ""
+            out.append("  " + "; ".join(p for p in (again if r.reruns else "", waiting) if p))
     return "\n".join(out)

@@ -76,6 +76,7 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
         ],
         "quarantined": [{"task_id": t, "attempt_index": a} for t, a in run.quarantined],
         "infra_errors": {"attempts": run.infra_errors, "dropped": run.infra_errors_dropped},
+        "reruns": run.reruns,
         "not_recorded": dict(run.not_recorded),
         "source": None
         if run.source is None
