@@ -41,18 +41,25 @@ Row = tuple[int, dict[str, object]] | Problem
 
 
 def ledger_from_rows(
-    rows: Iterable[Mapping[str, object]], source: str, default_run: str | None = None
+    rows: Iterable[Mapping[str, object]],
+    source: str,
+    default_run: str | None = None,
+    *,
+    appended: bool = False,
 ) -> Ledger:
     """Validate rows of Python values (JSON types: ``1`` is not a boolean) into a :class:`Ledger`.
 
     NaN and infinity are refused in every number field (a NaN would read as "not recorded").
-    Row ``i`` is reported as line ``i + 1`` of ``source``. Raises :class:`LedgerError`.
+    Row ``i`` is reported as line ``i + 1`` of ``source``. ``appended``: the rows are a batch for
+    a store whose rows they join, so a re-run's earlier retry may be stored rather than here (the
+    store checks that rule across both). Raises :class:`LedgerError`.
     """
     return from_rows(
         source,
         ((i, dict(row)) for i, row in enumerate(rows, 1)),
         from_csv=False,
         default_run=default_run,
+        appended=appended,
     )
 
 
@@ -177,7 +184,14 @@ def _int64(f: Field, value: int) -> tuple[object, str | None]:
     return None, f"field {f.name!r}: {show(value)} does not fit in 64 bits"
 
 
-def from_rows(src: str, rows: Iterable[Row], *, from_csv: bool, default_run: str | None) -> Ledger:
+def from_rows(
+    src: str,
+    rows: Iterable[Row],
+    *,
+    from_csv: bool,
+    default_run: str | None,
+    appended: bool = False,
+) -> Ledger:
     """The precise path: every row coerced field by field, every problem named with its line.
 
     ``from_csv``: the values are CSV cells (text to parse) and an unknown column is reported once,
@@ -267,7 +281,7 @@ def from_rows(src: str, rows: Iterable[Row], *, from_csv: bool, default_run: str
     ledger = build_ledger(src, default_run, np.array(lines, dtype=np.int64), values, codes, labels)
     # the rows that were well typed are checked by the table's rules too, so that one pass names
     # every problem (a type error on one row and a contradiction on another)
-    problems += check_rules(ledger)
+    problems += check_rules(ledger, appended=appended)
     if problems:
         raise LedgerError(problems)
     return ledger

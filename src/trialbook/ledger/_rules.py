@@ -46,11 +46,12 @@ def _group_key(*parts: NDArray[np.int64]) -> NDArray[np.int64]:
     return key
 
 
-def check_rules(ledger: Ledger) -> list[Problem]:
+def check_rules(ledger: Ledger, *, appended: bool = False) -> list[Problem]:
     """Every table-level rule of a ledger (docs/ledger.md, "Rules"); one Problem per offending row.
 
     Row-level type errors are found by the readers; this assumes well-typed columns and checks ranges,
-    timestamps, statuses, contradictions, budgets, uniqueness and per-run identity.
+    timestamps, statuses, contradictions, budgets, uniqueness and per-run identity. ``appended``:
+    the rows are a batch joining a store's rows, which checks a re-run's predecessor itself.
     """
     src, lines = ledger.source, ledger.lines
     if len(ledger) == 0:
@@ -201,7 +202,7 @@ def check_rules(ledger: Ledger) -> list[Problem]:
             )
 
     problems.extend(_check_runs(ledger))
-    problems.extend(check_attempt_keys(ledger))
+    problems.extend(check_attempt_keys(ledger, appended=appended))
     return problems
 
 
@@ -282,7 +283,7 @@ def retry_of(ledger: Ledger) -> NDArray[np.int64]:
     return np.where(np.isnan(col), 0.0, col).astype(np.int64)
 
 
-def check_attempt_keys(ledger: Ledger) -> list[Problem]:
+def check_attempt_keys(ledger: Ledger, *, appended: bool = False) -> list[Problem]:
     """The rule of attempt keys and re-runs (docs/ledger.md, "Rules"), apart so that a reader that
     checks rows as they stream can apply the same rule.
 
@@ -291,7 +292,8 @@ def check_attempt_keys(ledger: Ledger) -> list[Problem]:
        ``infra_error`` (a re-run follows the infrastructure error it replaces, and nothing else).
 
     Also ``lost`` may be true only on an ``infra_error`` row. One Problem per offending row, naming
-    run, task, attempt and field.
+    run, task, attempt and field. ``appended``: rule 2 is left to the store the rows join (the
+    retry before may be stored, ``store/_keys.unfollowed``).
     """
     src, lines = ledger.source, ledger.lines
     problems: list[Problem] = []
@@ -337,7 +339,7 @@ def check_attempt_keys(ledger: Ledger) -> list[Problem]:
                 )
             )
     later = np.flatnonzero(retry > 0)
-    if later.size:
+    if later.size and not appended:
         # the key of each re-run's predecessor, looked up among the infra_error rows
         wanted = _group_key_like(attempt_key, retry, later, retry[later] - 1)
         found = np.isin(wanted, key[infra])

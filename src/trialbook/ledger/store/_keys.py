@@ -39,8 +39,9 @@ def duplicates(conn: sqlite3.Connection, incoming: Ledger, source: str) -> list[
 
 
 def unfollowed(conn: sqlite3.Connection, incoming: Ledger, source: str) -> list[Problem]:
-    """Re-runs (retry r > 0) whose retry r - 1 is neither among the incoming rows (the rules
-    checked those) nor stored with status infra_error: the retry rule across the store."""
+    """Re-runs (retry r > 0) whose retry r - 1 is an infra_error row neither among the incoming
+    rows nor stored: the retry rule across the store (``ledger._rules.check_attempt_keys``, rule
+    2, which a batch checked with ``appended`` leaves to this)."""
     retry = retry_of(incoming)
     later = np.flatnonzero(retry > 0)
     if not later.size:
@@ -48,7 +49,10 @@ def unfollowed(conn: sqlite3.Connection, incoming: Ledger, source: str) -> list[
     problems: list[Problem] = []
     runs, tasks = incoming.text("run_id"), incoming.text("task_id")
     index = incoming.values["attempt_index"]
-    batch = {(runs[i], tasks[i], int(index[i]), int(retry[i])) for i in range(len(incoming))}
+    infra = incoming.has_status("infra_error")
+    batch = {
+        (runs[i], tasks[i], int(index[i]), int(retry[i])) for i in np.flatnonzero(infra).tolist()
+    }
     for i in later.tolist():
         key = (runs[i], tasks[i], int(index[i]), int(retry[i]) - 1)
         if key in batch:

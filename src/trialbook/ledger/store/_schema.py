@@ -302,7 +302,9 @@ BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: race_events rows are never
 # harness vouches it lost (a dead worker or node, a foreign cancel, no result in time). The unique
 # key becomes (run_id, task_id, attempt_index, retry), NULL read as 0 (an index on an expression:
 # SQLite's UNIQUE treats NULLs as distinct); SQLite cannot alter a constraint, so the table is
-# rebuilt, ids kept, as schema 5 rebuilt it. Start markers record the retry they start.
+# rebuilt, ids kept, as schema 5 rebuilt it. Start markers record the retry they start; the
+# run_summary view matches a start with the row of its retry and counts the re-runs (all rows
+# stay in ``attempts``, the superseded ones too).
 _V9_OLD = f"{_V5_OLD}, not_recorded"
 _V9 = f"""
 DROP VIEW run_summary;
@@ -319,8 +321,24 @@ CREATE TRIGGER attempts_no_update BEFORE UPDATE ON attempts
 BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempts rows are never updated'); END;
 CREATE TRIGGER attempts_no_delete BEFORE DELETE ON attempts
 BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: attempts rows are never deleted'); END;
-{_V3}
 ALTER TABLE attempt_starts ADD COLUMN retry INTEGER CHECK (retry IS NULL OR retry >= 0);
+CREATE VIEW run_summary AS
+SELECT
+    r.run_id, r.system, r.dataset_id, r.k_budget, r.sandbox, r.started_at, r.rerun_reason,
+    (SELECT e.event FROM run_events e WHERE e.run_id = r.run_id ORDER BY e.id DESC LIMIT 1) AS status,
+    (SELECT e.at FROM run_events e WHERE e.run_id = r.run_id AND e.event = 'finished'
+        ORDER BY e.id DESC LIMIT 1) AS finished_at,
+    (SELECT count(*) FROM attempts a WHERE a.run_id = r.run_id) AS attempts,
+    (SELECT count(*) FROM attempts a WHERE a.run_id = r.run_id AND a.passed) AS passed,
+    (SELECT count(*) FROM attempt_starts s WHERE s.run_id = r.run_id) AS starts,
+    (SELECT count(*) FROM attempt_starts s WHERE s.run_id = r.run_id AND NOT EXISTS (
+        SELECT 1 FROM attempts a WHERE a.run_id = s.run_id AND a.task_id = s.task_id
+        AND a.attempt_index = s.attempt_index
+        AND coalesce(a.retry, 0) = coalesce(s.retry, 0))) AS unfinished_starts,
+    (SELECT coalesce(sum(json_extract(e.detail, '$.cut_off')), 0) FROM run_events e
+        WHERE e.run_id = r.run_id AND e.event = 'resumed') AS cut_off_rerun,
+    (SELECT count(*) FROM attempts a WHERE a.run_id = r.run_id AND a.retry > 0) AS reruns
+FROM runs r;
 """
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (

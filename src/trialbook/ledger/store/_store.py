@@ -200,7 +200,7 @@ class LedgerStore(RaceLog):
         no duplicate ``(run_id, task_id, attempt_index)`` and one ``k_budget`` per run. Raises
         :class:`LedgerError` naming the rows; nothing is written then.
         """
-        incoming = ledger_from_rows(rows, source)
+        incoming = ledger_from_rows(rows, source, appended=True)
         with self._write() as conn:
             return self._insert(conn, incoming, origin=None)
 

@@ -40,5 +40,5 @@ class Prepared:
 def prepare(rows: Sequence[Mapping[str, object]], source: str) -> Prepared:
     """Validate rows (every rule of a ledger file) and convert them for :meth:`LedgerStore.write`.
     Pure: any thread may call it. Raises :class:`LedgerError`."""
-    ledger = ledger_from_rows(rows, source)
+    ledger = ledger_from_rows(rows, source, appended=True)
     return Prepared(ledger, insert_params(ledger))
