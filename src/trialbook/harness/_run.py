@@ -129,7 +129,9 @@ def _check_options(options: RunOptions) -> None:
         )
     if options.rerun_infra and options.resume is None:
         raise ArgumentError(
-            "rerun_infra runs again the infra errors of a run: give resume", argument="rerun_infra"
+            "rerun_infra applies to a resume only: it runs again the infra errors of an "
+            "existing run",
+            argument="rerun_infra",
         )
     if options.resume is not None and not options.ledger.is_file():
         raise ArgumentError(f"no ledger {str(options.ledger)!r} to resume from", argument="resume")
