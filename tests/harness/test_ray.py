@@ -289,7 +289,17 @@ class _Seen:
             self.then()
 
 
-def test_a_node_removed_mid_run_gives_infra_error_rows_and_no_duplicate(
+def _highest(rows: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+    """Each attempt's row of its highest retry (the one that counts)."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for r in rows:
+        key = (r["task_id"], r["attempt_index"])
+        if key not in out or (r["retry"] or 0) > (out[key]["retry"] or 0):
+            out[key] = r
+    return out
+
+
+def test_a_node_removed_mid_run_gives_infra_error_rows_and_resume_completes_the_run(
     cluster: Cluster, tmp_path: Path
 ) -> None:
     log = tmp_path / "starts.log"
@@ -325,12 +335,35 @@ def test_a_node_removed_mid_run_gives_infra_error_rows_and_no_duplicate(
     lost = [r for r in rows if r["status"] == "infra_error"]
     assert len(lost) == 1
     assert "the Ray cluster lost the attempt" in lost[0]["error"]
+    assert lost[0]["lost"] == 1  # the harness vouches for the loss: a resume runs it again
     assert all(r["passed"] for r in rows if r["status"] != "infra_error")
     # no attempt ran twice: each started exactly once, the lost one included
     starts = collections.Counter(log.read_text().splitlines())
     assert sorted(starts) == sorted(f"{t} {i}" for t, i in keys)
     assert set(starts.values()) == {1}
     assert not find_processes("node-lost/", prefix=True)
+
+    # the resume completes the run: the lost attempt again, as retry 1, on the cluster
+    resume = RunOptions(suite=None, agent=None, ledger=ledger, resume="node-lost", executor="ray")
+    second = run_suite(resume)
+    assert (second.written, second.reruns) == (1, 1)
+    rows = _rows(ledger, "node-lost")
+    assert len(rows) == 6 + 1  # the original rows plus the re-run
+    retries = [(r["task_id"], r["attempt_index"], r["retry"] or 0) for r in rows]
+    assert len(set(retries)) == len(retries)  # no duplicate
+    again = _highest(rows)
+    assert len(again) == 6
+    assert all(r["status"] == "passed" for r in again.values())  # each a real outcome
+    (rerun,) = [r for r in rows if r["retry"]]
+    assert (rerun["task_id"], rerun["attempt_index"], rerun["retry"]) == (
+        lost[0]["task_id"],
+        lost[0]["attempt_index"],
+        1,
+    )
+    ran = collections.Counter(log.read_text().splitlines())
+    assert ran[f"{rerun['task_id']} {rerun['attempt_index']}"] == 2  # once lost, once re-run
+    assert sum(ran.values()) == 7
+    assert run_suite(resume).written == 0  # a second resume re-runs nothing
 
 
 _DOUBLE_FORK = """
@@ -402,6 +435,71 @@ def test_a_worker_killed_mid_attempt_leaves_no_agent_process(
     (row,) = _rows(ledger, "worker-lost")
     assert row["status"] == "infra_error"
     assert "its worker process died" in row["error"]
+
+
+def test_a_task_cancelled_by_someone_else_is_lost_and_resumed_as_retry_1(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Something other than the run (here the test, with ``ray.cancel`` on the task's ObjectRef)
+    cancels an attempt's task: an ``infra_error`` row marked lost, no duplicate, and a resume runs
+    it again as retry 1."""
+    from trialbook.harness._ray import RayExecutor
+
+    made: list[RayExecutor] = []
+    init = RayExecutor.__init__
+
+    def keep(self: RayExecutor, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(RayExecutor, "__init__", keep)
+    first_run, log = tmp_path / "first", tmp_path / "starts.log"
+    suite = _suite(tmp_path / "suite", n=1, k=1)
+    ledger = tmp_path / "ledger.db"
+    # the first run of the attempt waits to be cancelled; its re-run answers at once
+    script = tmp_path / "agent.sh"  # a program file: its digest is what a resume checks
+    script.write_text(
+        f'echo "$TRIALBOOK_TASK_ID $TRIALBOOK_ATTEMPT" >> {shlex.quote(str(log))}\n'
+        f"if [ ! -e {shlex.quote(str(first_run))} ]; then touch {shlex.quote(str(first_run))}; "
+        "sleep 60; fi\necho fixed > answer.txt\n"
+    )
+    agent = shlex.join(["sh", str(script)])
+    options = RunOptions(
+        suite=suite,
+        agent=agent,
+        ledger=ledger,
+        run_id="cancelled",
+        sandbox="process",
+        executor="ray",
+    )
+    outcome: dict[str, Any] = {}
+    runner = threading.Thread(target=lambda: outcome.update(result=run_suite(options)))
+    runner.start()
+    end = time.monotonic() + 60
+    while not first_run.exists():
+        assert time.monotonic() < end, "the agent did not start"
+        time.sleep(0.05)
+    (executor,) = made
+    (ref,) = list(executor._flights)
+    ray.cancel(ref, force=True)  # not the run's own cancel
+    runner.join(timeout=60)
+    assert not runner.is_alive(), "the run hung after its task was cancelled"
+    (row,) = _rows(ledger, "cancelled")
+    assert row["status"] == "infra_error"
+    assert row["lost"] == 1
+    assert "the Ray cluster lost the attempt" in row["error"]
+    end = time.monotonic() + 15  # the node's watchdog sweeps what the killed worker left
+    while find_processes("cancelled/", prefix=True) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert not find_processes("cancelled/", prefix=True)
+
+    second = run_suite(
+        RunOptions(suite=None, agent=None, ledger=ledger, resume="cancelled", executor="ray")
+    )
+    assert (second.written, second.reruns) == (1, 1)
+    rows = _rows(ledger, "cancelled")
+    assert [(r["retry"] or 0, r["status"]) for r in rows] == [(0, "infra_error"), (1, "passed")]
+    assert log.read_text().splitlines() == ["t0 0", "t0 0"]  # lost once, run again once
 
 
 def test_a_stopped_run_resumes_to_completion_on_the_cluster(

@@ -65,7 +65,7 @@ def test_a_resume_reruns_each_lost_attempt_once_as_a_recorded_new_row(
     with monkeypatch.context() as patch:
         _losing(patch, {("t0", 1): True, ("t2", 0): True})
         first = run_suite(options)
-    assert first.written == 6 and first.reruns == 0
+    assert (first.written, first.reruns) == (6, 0)
     lost = [r for r in _rows(ledger, run_id) if r["status"] == "infra_error"]
     assert [(r["task_id"], r["attempt_index"], r["lost"]) for r in lost] == [
         ("t2", 0, 1),
@@ -88,7 +88,8 @@ def test_a_resume_reruns_each_lost_attempt_once_as_a_recorded_new_row(
         key = (r["task_id"], r["attempt_index"])
         if (r["retry"] or 0) >= (highest.get(key, {}).get("retry") or 0):
             highest[key] = r
-    assert len(highest) == 6 and all(r["status"] == "passed" for r in highest.values())
+    assert len(highest) == 6
+    assert all(r["status"] == "passed" for r in highest.values())
     with sqlite3.connect(ledger) as conn:
         (detail,) = conn.execute(
             "SELECT detail FROM run_events WHERE run_id = ? AND event = 'resumed'", (run_id,)
