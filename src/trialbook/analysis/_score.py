@@ -177,11 +177,8 @@ def _policy_notes(tally: RunTally, fault_rows: Ledger | None, options: ScoreOpti
                     f"{len(gone)} task(s) had only infrastructure errors and are not scored: "
                     f"{shown}{more}"
                 )
-    if tally.reruns:
-        notes.append(
-            f"{tally.reruns} attempt(s) re-run after an infrastructure error (retry): each counts "
-            "once, by its re-run; the rows they superseded stay in the ledger, in no figure"
-        )
+    if tally.reruns:  # each counts once, by its re-run (the rows superseded count nowhere)
+        notes.append(f"{tally.reruns} attempt(s) re-run after an infrastructure error (retry)")
     if leaked_tasks:
         shown = ", ".join(repr(tid) for tid in leaked_tasks[:10])
         more = f" and {len(leaked_tasks) - 10} more" if len(leaked_tasks) > 10 else ""

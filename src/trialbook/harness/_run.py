@@ -392,9 +392,7 @@ def _run(
             notes.append(f"{len(cut_off)} attempt(s) cut off by an earlier stop will run again")
         if lost:
             which = "ended in an infra error" if options.rerun_infra else "the harness lost"
-            notes.append(
-                f"{len(lost)} attempt(s) {which} will run again, each as a new row (retry + 1)"
-            )
+            notes.append(f"{len(lost)} attempt(s) {which} will run again, each as a new row")
         transcripts = transcripts_root / run_id
         transcripts.mkdir(parents=True, exist_ok=True)
         scratch = make_scratch(run_id)
