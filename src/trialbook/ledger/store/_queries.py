@@ -52,11 +52,16 @@ def reruns(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> int:
     return int(count)
 
 
-def counted_clause(conn: sqlite3.Connection) -> str:
-    """`` AND`` the rows that count, for a store whose attempts have a ``retry`` column (schema 9);
-    nothing for an older one read without migrating."""
+def counted_clause(conn: sqlite3.Connection, run_id: str) -> str:
+    """`` AND`` the rows that count, for a run with a re-run (a ``retry`` > 0 row, schema 9);
+    nothing for a run without one (most runs: no per-row subquery) or an older store."""
     names = {r[1] for r in conn.execute("PRAGMA table_info(attempts)")}
-    return f" AND {COUNTED}" if "retry" in names else ""
+    if "retry" not in names:
+        return ""
+    again = conn.execute(
+        "SELECT 1 FROM attempts WHERE run_id = ? AND retry > 0 LIMIT 1", (run_id,)
+    ).fetchone()
+    return f" AND {COUNTED}" if again else ""
 
 
 def run_tally(conn: sqlite3.Connection, run_id: str) -> tuple[int, int, int, int]:
@@ -65,7 +70,7 @@ def run_tally(conn: sqlite3.Connection, run_id: str) -> tuple[int, int, int, int
     done, passed, timed_out, infra = conn.execute(
         "SELECT count(*), coalesce(sum(passed), 0), coalesce(sum(timed_out), 0), "
         "coalesce(sum(status = 'infra_error'), 0) FROM attempts WHERE run_id = ?"
-        + counted_clause(conn),
+        + counted_clause(conn, run_id),
         (run_id,),
     ).fetchone()
     return int(done), int(passed), int(timed_out), int(infra)
@@ -76,7 +81,7 @@ def run_pass_at_1(conn: sqlite3.Connection, run_id: str) -> float | None:
     out; None without a row."""
     (value,) = conn.execute(
         "SELECT avg(rate) FROM (SELECT avg(passed) AS rate FROM attempts WHERE run_id = ? "
-        + counted_clause(conn)
+        + counted_clause(conn, run_id)
         + " GROUP BY task_id HAVING max(coalesce(oracle_leak, 0)) = 0)",
         (run_id,),
     ).fetchone()

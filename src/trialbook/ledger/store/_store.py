@@ -361,19 +361,19 @@ class LedgerStore(RaceLog):
         rows = self._conn.execute(
             f"SELECT {', '.join(names)} FROM runs {where} ORDER BY rowid", args
         ).fetchall()
-        counts = counted_clause(self._conn).removeprefix(" AND ")
-        # rows a re-run superseded, and the re-runs that count (none before schema 9)
-        tallied = (
-            f"coalesce(sum(NOT ({counts})), 0), coalesce(sum(retry > 0 AND {counts}), 0)"
-            if counts
-            else "0, 0"
-        )
         for row in rows:
             record = record_from_stored(dict(zip(names, row, strict=True)))
             last = self._conn.execute(
                 "SELECT event, at FROM run_events WHERE run_id = ? ORDER BY id DESC LIMIT 1",
                 (record.run_id,),
             ).fetchone()
+            counts = counted_clause(self._conn, record.run_id).removeprefix(" AND ")
+            # rows a re-run superseded, and the re-runs that count (none without a re-run)
+            tallied = (
+                f"coalesce(sum(NOT ({counts})), 0), coalesce(sum(retry > 0 AND {counts}), 0)"
+                if counts
+                else "0, 0"
+            )
             (attempts, superseded, reruns) = self._conn.execute(
                 f"SELECT count(*), {tallied} FROM attempts WHERE run_id = ?", (record.run_id,)
             ).fetchone()
@@ -436,7 +436,7 @@ class LedgerStore(RaceLog):
             (str(t), int(a), int(r))
             for t, a, r in self._conn.execute(
                 "SELECT task_id, attempt_index, coalesce(retry, 0) FROM attempts WHERE run_id = ? "
-                f"AND status IS 'infra_error'{which}{counted_clause(self._conn)} ORDER BY id",
+                f"AND status IS 'infra_error'{which}{counted_clause(self._conn, run_id)} ORDER BY id",
                 (run_id,),
             )
         ]
