@@ -60,7 +60,7 @@ def test_only_the_highest_retry_of_each_attempt_counts(tmp_path: Path) -> None:
     plain = [{k: v for k, v in r.items() if k != "retry"} for r in counting]
     bare = _score(_write(tmp_path / "bare.jsonl", plain))
     (run,), (bare_run,) = full["runs"], bare["runs"]
-    assert run["reruns"] == 2 and bare_run["reruns"] == 0
+    assert (run["reruns"], bare_run["reruns"]) == (2, 0)
     assert "2 attempt(s) re-run after an infrastructure error (retry)" in run["notes"]
     for key in ("metrics", "rates", "per_task", "infra_errors", "failures", "attempts", "tasks"):
         assert run[key] == bare_run[key], key

@@ -129,11 +129,13 @@ class Ledger:
     def superseded(self) -> NDArray[np.bool_]:
         """Per row, whether a row of a higher ``retry`` of the same attempt (run, task,
         attempt_index) follows it: a lost attempt's infra_error row, replaced by its re-run. Such a
-        row stays in the ledger (append-only) and counts in no figure."""
+        row stays in the ledger (append-only) and counts in no figure.
+
+        Linear in the rows, plus a dict of the few re-run attempts: no sort of the whole ledger."""
         retry = self.values["retry"]
-        if not (retry > 0).any():  # NaN (not recorded, = 0) compares false: no re-run at all
+        again = np.flatnonzero(retry > 0)  # NaN (not recorded, = 0) compares false
+        if not again.size:
             return np.zeros(len(self), dtype=bool)
-        level = np.where(np.isnan(retry), 0, retry).astype(np.int64)
         key = np.zeros(len(self), dtype=np.int64)
         for part in (
             np.maximum(self.codes["run_id"], 0),
@@ -141,10 +143,14 @@ class Ledger:
             self.values["attempt_index"].astype(np.int64),
         ):
             key = key * (int(part.max()) + 2) + (part + 1)
-        _, group = np.unique(key, return_inverse=True)
-        highest = np.zeros(int(group.max()) + 1, dtype=np.int64)
-        np.maximum.at(highest, group, level)
-        later: NDArray[np.bool_] = level < highest[group]
+        highest: dict[int, float] = {}
+        for k, r in zip(key[again].tolist(), retry[again].tolist(), strict=True):
+            highest[k] = max(r, highest.get(k, 0.0))
+        rows = np.flatnonzero(np.isin(key, np.fromiter(highest, dtype=np.int64)))
+        level = np.nan_to_num(retry[rows], nan=0.0)
+        top = np.array([highest[k] for k in key[rows].tolist()], dtype=np.float64)
+        later = np.zeros(len(self), dtype=bool)
+        later[rows[level < top]] = True
         return later
 
     def latest(self) -> Ledger:

@@ -12,6 +12,7 @@ from trialbook.ledger.store._records import RunStatus
 from trialbook.ledger.store._sql import COUNTED, RETRY_BROKEN
 
 __all__ = [
+    "attempt_counts",
     "completions",
     "counted",
     "counted_clause",
@@ -50,6 +51,21 @@ def reruns(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> int:
         f'SELECT count(*) FROM attempts WHERE {where} AND "retry" > 0', args
     ).fetchone()
     return int(count)
+
+
+def attempt_counts(conn: sqlite3.Connection, run_id: str) -> tuple[int, int, int]:
+    """(attempts with a row, rows a re-run superseded, attempts re-run) of a run: one row counts
+    per attempt (its highest retry), so the attempts are the distinct (task, attempt_index) of a
+    run with a re-run (one GROUP BY over the unique index, no per-row subquery)."""
+    (total,) = conn.execute("SELECT count(*) FROM attempts WHERE run_id = ?", (run_id,)).fetchone()
+    if not counted_clause(conn, run_id):
+        return int(total), 0, 0
+    attempts, reruns = conn.execute(
+        "SELECT count(*), coalesce(sum(m > 0), 0) FROM (SELECT max(coalesce(retry, 0)) AS m "
+        "FROM attempts WHERE run_id = ? GROUP BY task_id, attempt_index)",
+        (run_id,),
+    ).fetchone()
+    return int(attempts), int(total) - int(attempts), int(reruns)
 
 
 def counted_clause(conn: sqlite3.Connection, run_id: str) -> str:

@@ -29,7 +29,13 @@ from trialbook.ledger._rows import ledger_from_rows, ledger_tuples
 from trialbook.ledger._table import Ledger
 from trialbook.ledger.store._columns import keep_columns
 from trialbook.ledger.store._keys import duplicates, unfollowed
-from trialbook.ledger.store._queries import completions, counted_clause, run_pass_at_1, run_tally
+from trialbook.ledger.store._queries import (
+    attempt_counts,
+    completions,
+    counted_clause,
+    run_pass_at_1,
+    run_tally,
+)
 from trialbook.ledger.store._races import RaceLog
 from trialbook.ledger.store._read import read_attempts
 from trialbook.ledger.store._records import (
@@ -367,16 +373,7 @@ class LedgerStore(RaceLog):
                 "SELECT event, at FROM run_events WHERE run_id = ? ORDER BY id DESC LIMIT 1",
                 (record.run_id,),
             ).fetchone()
-            counts = counted_clause(self._conn, record.run_id).removeprefix(" AND ")
-            # rows a re-run superseded, and the re-runs that count (none without a re-run)
-            tallied = (
-                f"coalesce(sum(NOT ({counts})), 0), coalesce(sum(retry > 0 AND {counts}), 0)"
-                if counts
-                else "0, 0"
-            )
-            (attempts, superseded, reruns) = self._conn.execute(
-                f"SELECT count(*), {tallied} FROM attempts WHERE run_id = ?", (record.run_id,)
-            ).fetchone()
+            attempts, superseded, reruns = attempt_counts(self._conn, record.run_id)
             (starts,) = self._conn.execute(
                 "SELECT count(*) FROM attempt_starts WHERE run_id = ?", (record.run_id,)
             ).fetchone()
@@ -386,10 +383,10 @@ class LedgerStore(RaceLog):
                     record=record,
                     status=status,
                     finished_at=last[1] if last and status == "finished" else None,
-                    attempts=int(attempts) - int(superseded),
+                    attempts=attempts,
                     starts=int(starts),
-                    reruns=int(reruns),
-                    superseded=int(superseded),
+                    reruns=reruns,
+                    superseded=superseded,
                 )
             )
         return out
