@@ -87,6 +87,6 @@ def runs_text(runs: Sequence[RunSummary]) -> str:
             out.append(f"  tasks: {r.selection}")
         if r.reruns or r.lost:
             again = f"{r.reruns} attempt(s) re-run ({r.superseded} superseded row(s) kept)"
-            waiting = f"{r.lost} lost, a resume runs them again" if r.lost else ""
+            waiting = f"{r.lost} lost attempt(s), a resume runs them again" if r.lost else ""
             out.append("  " + "; ".join(p for p in (again if r.reruns else "", waiting) if p))
     return "\n".join(out)
