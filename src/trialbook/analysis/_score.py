@@ -24,6 +24,7 @@ from trialbook.analysis._failures import failures_of
 from trialbook.analysis._faults import fault_note, fault_strata, fault_table, fault_task_mask
 from trialbook.analysis._kept import Kept
 from trialbook.analysis._options import IntervalOptions
+from trialbook.analysis._protocol import independent, protocol_notes
 from trialbook.analysis._results import (
     AcrossRuns,
     MetricEstimate,
@@ -262,9 +263,9 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
             )
         weights = weight_col
 
-    names = [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
-    at, hat = pass_k_matrix(n, c, ks)
-    values = np.hstack([at, hat])
+    protocol = tally.protocol
+    names, values = _protocol_metrics(protocol, ks, n, c, tally.before_first_pass)
+    notes.extend(protocol_notes(protocol))
     # one resample set for every figure: the metrics (task weights), the pooled attempt rate (c/n
     # weighted by n, i.e. sum c / sum n) and the first-attempt rate (equal weights)
     task_w = np.ones(t) if weights is None else weights
@@ -277,6 +278,9 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         np.array([*([float(n.sum())] * len(names)), float(n.sum()), float(t)]),
     )
     metrics = {name: joint[name] for name in names}
+    selection = _selection(source, run_id, tally, options)
+    if protocol == "human-selected" and selection is not None:
+        metrics["delivered"] = selection.delivered_success
     mean_score = None
     if tally.score_rows:
         if tally.score is not None:
@@ -292,7 +296,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
             )
 
     strata: list[StratumScore] = []
-    if any(name is not None for name in strata_of_task):
+    if names and any(name is not None for name in strata_of_task):
         # tasks without a stratum first, then the strata in order of first appearance
         stratum_col = np.array([name or "(none)" for name in strata_of_task], dtype=object)
         order = (["(none)"] if None in strata_of_task else []) + list(tally.strata)
@@ -387,7 +391,8 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         bootstrap=boot,
         interval_method=options.method,
         weights=options.weights,
-        variance=variance_components(n, c, weights=weights),
+        # within-task variance assumes exchangeable attempts: rounds of repair are not
+        variance=variance_components(n, c, weights=weights) if independent(protocol) else None,
         effort=effort,
         cost=cost,
         strata=tuple(strata),
@@ -399,10 +404,31 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         not_recorded=not_recorded,
         source=provenance,
         completion=completion,
-        selection=_selection(source, run_id, tally, options),
+        selection=selection,
+        protocol=protocol,
         failures=failures_of(tally.failed, tally.failed_errors),
         faults=None if fault_rows is None else fault_table(fault_rows),
     )
+
+
+def _protocol_metrics(
+    protocol: str | None,
+    ks: Sequence[int],
+    n: NDArray[np.int64],
+    c: NDArray[np.int64],
+    before_first_pass: NDArray[np.int64],
+) -> tuple[list[str], NDArray[np.float64]]:
+    """The per-task figures the run's protocol gives meaning to, and their names: pass@k and
+    pass^k of independent attempts; success within k rounds of a repair run (a pass among the
+    task's first k rounds; pass^k has no meaning there); none for a human-selected run (its one
+    figure is the delivered success of the picked attempts, from the selection view)."""
+    if protocol == "repair":
+        within = [(before_first_pass >= 0) & (before_first_pass < k) for k in ks]
+        return [f"within@{k}" for k in ks], np.column_stack(within).astype(np.float64)
+    if protocol == "human-selected":
+        return [], np.zeros((n.size, 0))
+    at, hat = pass_k_matrix(n, c, ks)
+    return [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks], np.hstack([at, hat])
 
 
 def _selection(

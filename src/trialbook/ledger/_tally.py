@@ -104,6 +104,9 @@ class RunTally:
     """Tallied rows that record a score."""
     not_recorded: Mapping[str, int] = field(default_factory=dict)
     """Per required field some tallied rows' source did not record, how many (fields in order)."""
+    protocol: str | None = None
+    """How the run's attempts were made (independent, repair, human-selected); None: not
+    recorded (a ledger older than the field, or a file that does not say)."""
     selected_rows: int = 0
     """Tallied rows that record ``selected`` (whether a selector delivered that candidate)."""
     failed: Mapping[str, int] = field(default_factory=dict)
@@ -340,6 +343,7 @@ def tally_ledger(
             for name in NOT_RECORDABLE
             if name in lacking and lacking[name].any()
         },
+        protocol=_text(run.first("protocol")),
         selected_rows=int((~np.isnan(rows.values["selected"])).sum()),
         **_failed(rows, passed, timed_out),
     )

@@ -297,6 +297,16 @@ CREATE TRIGGER race_events_no_delete BEFORE DELETE ON race_events
 BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: race_events rows are never deleted'); END;
 """
 
+# Schema 9: the attempt protocol (independent trials, rounds of repair, or a person's pick), on
+# every row (so that JSONL and CSV carry it too) and on the run record. Rows and runs stored
+# before keep NULL there: not recorded, and every report of such a run says so.
+_V9 = """
+ALTER TABLE attempts ADD COLUMN "protocol" TEXT
+    CHECK ("protocol" IS NULL OR ("protocol" IN ('independent', 'repair', 'human-selected')));
+ALTER TABLE runs ADD COLUMN protocol TEXT
+    CHECK (protocol IS NULL OR protocol IN ('independent', 'repair', 'human-selected'));
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
@@ -306,6 +316,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (6, "run provenance: agent, graders, pass-env names, host, planned attempts, selection", _V6),
     (7, "the validated columns of each batch of rows, for reading a run without a row loop", _V7),
     (8, "races: two runs as one sequential comparison, and its events", _V8),
+    (9, "attempt protocol: on every row and on the run record", _V9),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
