@@ -43,12 +43,13 @@ def protocol_notes(protocol: str | None) -> list[str]:
     if protocol == "repair":
         return [
             "repair protocol: attempt i saw attempt i-1's outcome, so the attempts are rounds, "
-            "not independent trials: within@k is success within k rounds (no pass@k, no pass^k)"
+            "not independent trials: the figure is success within k rounds (within@k); an "
+            "all-k-pass figure has no meaning here"
         ]
     if protocol == "human-selected":
         return [
             "human-selected protocol: a person picked the attempt that counts; the figure is the "
-            "delivered success of the picked attempts (no pass@k, no pass^k)"
+            "delivered success of the picked attempts, not a rate over independent attempts"
         ]
     return []
 
