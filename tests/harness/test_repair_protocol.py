@@ -4,6 +4,7 @@ the run record and every row, and the figures are success within k rounds, never
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from collections.abc import Mapping, Sequence
@@ -55,7 +56,9 @@ def _run(tmp_path: Path, protocol: str | None, tier: str = "process") -> Path:
 
 
 def _by_task(ledger: Path) -> dict[str, list[dict[str, object]]]:
-    rows = sorted(ledger_rows(read_ledger(ledger)), key=lambda r: (r["task_id"], r["attempt_index"]))
+    rows = sorted(
+        ledger_rows(read_ledger(ledger)), key=lambda r: (r["task_id"], r["attempt_index"])
+    )
     out: dict[str, list[dict[str, object]]] = {}
     for row in rows:
         out.setdefault(str(row["task_id"]), []).append(row)
@@ -70,7 +73,7 @@ def test_the_second_round_sees_the_first_rounds_feedback(tmp_path: Path, tier: s
         # passes; round 2 is told round 1 passed, so it does nothing and fails
         assert [r["passed"] for r in rows] == [False, True, False], task
         assert {r["protocol"] for r in rows} == {"repair"}
-        for before, after in zip(rows, rows[1:], strict=False):
+        for before, after in itertools.pairwise(rows):
             assert str(after["started_at"]) >= str(before["finished_at"])  # one after the other
         shown = ledger.parent / str(rows[1]["transcript"]) / "agent.stdout"
         feedback = json.loads(shown.read_text())
@@ -116,14 +119,17 @@ def test_a_repair_run_is_scored_as_rounds_in_json_terminal_and_html(tmp_path: Pa
     assert got["protocol"] == "repair"
     assert set(got["metrics"]) == {"within@1", "within@2", "within@3"}  # no pass@k, no pass^k
     text = runner.invoke(main, ["score", str(ledger)], terminal_width=80).output
-    assert "success within 1 round" in text and "success within 3 rounds" in text
+    assert "success within 1 round" in text
+    assert "success within 3 rounds" in text
     lines = text.splitlines()
     assert not [line for line in lines if line.startswith(("pass@", "pass^"))]
     assert "pass" not in lines[0]  # the headline
     html = runner.invoke(main, ["score", str(ledger), "--format", "html"]).output
-    assert "success within 1 round" in html and "pass^" not in html
+    assert "success within 1 round" in html
+    assert "pass^" not in html
     md = runner.invoke(main, ["score", str(ledger), "--format", "markdown"]).output
-    assert "success within 1 round" in md and "pass^" not in md
+    assert "success within 1 round" in md
+    assert "pass^" not in md
 
 
 class _StopAfterFirstRow:
@@ -152,11 +158,12 @@ def test_a_resumed_repair_run_runs_its_missing_rounds_in_order(tmp_path: Path) -
     )
     stop = threading.Event()
     first = run_suite(options, progress=_StopAfterFirstRow(stop), stop=stop)
-    assert first.interrupted and 1 <= first.written < 6
+    assert first.interrupted
+    assert 1 <= first.written < 6
     # the resume hands round 1 the feedback of round 0, read back from the ledger and its
     # kept grader output
     run_suite(RunOptions(suite=None, agent=None, ledger=ledger, resume=first.run_id))
     for task, rows in _by_task(ledger).items():
         assert [r["passed"] for r in rows] == [False, True, False], task
-        for before, after in zip(rows, rows[1:], strict=False):
+        for before, after in itertools.pairwise(rows):
             assert str(after["started_at"]) >= str(before["finished_at"])

@@ -10,15 +10,27 @@ does not say) is read as independent, and every report says so.
 
 from __future__ import annotations
 
+import re
+
+import numpy as np
+from numpy.typing import NDArray
+
 from trialbook.errors import ArgumentError
+from trialbook.ledger import Ledger, TaskTable
 
 __all__ = [
+    "METRIC",
     "NOT_RECORDED_NOTE",
     "independent",
+    "protocol_columns",
     "protocol_label",
     "protocol_notes",
     "refuse_dependent",
+    "side_metric",
 ]
+
+METRIC = re.compile(r"^(pass@|pass\^|within@)(\d+)$")
+"""The figures a paired comparison compares: pass@K, pass^K, or within@K (repair rounds)."""
 
 NOT_RECORDED_NOTE = (
     "attempt protocol not recorded (a ledger from before the field, or a file that does not say): "
@@ -62,3 +74,54 @@ def refuse_dependent(protocol: str | None, run_id: str, what: str, argument: str
         f"run {run_id!r} is a {protocol} run: {what} assumes independent attempts",
         argument=argument,
     )
+
+
+def side_metric(protocol: str | None, run_id: str, metric: str) -> str:
+    """The figure ``metric`` stands for on this run: its own protocol's (a repair run's pass@K
+    is within@K; a human-selected run's is its delivered success)."""
+    m = METRIC.match(metric)
+    if not m:
+        raise ArgumentError(
+            "--metric must be pass@K, pass^K or within@K (e.g. pass@1, pass^3, within@2), "
+            f"got {metric!r}"
+        )
+    kind, k = m.group(1), m.group(2)
+    if protocol == "human-selected":
+        return "delivered"
+    if protocol == "repair":
+        if kind == "pass^":
+            raise ArgumentError(
+                f"run {run_id!r} is a repair run: {metric} (all of k independent attempts "
+                "pass) has no meaning for rounds of repair; compare within@K"
+            )
+        return f"within@{k}"
+    if kind == "within@":
+        raise ArgumentError(
+            f"run {run_id!r} is not a repair run: {metric} (success within K rounds) "
+            "needs rounds of repair; compare pass@K or pass^K"
+        )
+    return metric
+
+
+def protocol_columns(
+    rows: Ledger, groups: TaskTable, protocol: str | None, where: str
+) -> tuple[NDArray[np.int64], NDArray[np.float64] | None]:
+    """Per task of ``groups``: the attempts recorded before its first pass (-1: none passed),
+    whence success within K rounds; and for a human-selected run, whether the attempt marked
+    ``selected`` passed (every task must mark one: else its delivered success is not known)."""
+    attempt, passed = rows.column("attempt_index"), rows.column("passed").astype(bool)
+    big = np.iinfo(np.int64).max
+    first_pass = np.full(len(groups.task_ids), big, dtype=np.int64)
+    np.minimum.at(first_pass, groups.task[passed], attempt[passed])
+    rank = groups.count(attempt < first_pass[groups.task])
+    rank[first_pass == big] = -1
+    if protocol != "human-selected":
+        return rank, None
+    selected = rows.column("selected")
+    marked = groups.count(~np.isnan(selected)) > 0
+    if not marked.all():
+        raise ArgumentError(
+            f"{where} is human-selected, but {int((~marked).sum())} task(s) record no "
+            "'selected' attempt: its delivered success is not known"
+        )
+    return rank, (groups.count((selected == 1) & passed) > 0).astype(np.float64)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
+from trialbook.harness._feedback import FEEDBACK_VAR
 from trialbook.harness._fs import agent_filled_the_disk, free_bytes, remove_tree
 from trialbook.harness._process import (
     NOT_STARTED,
@@ -35,7 +36,6 @@ from trialbook.harness._process import (
 )
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
 from trialbook.harness._spec import AttemptResult, AttemptSpec
-from trialbook.harness._feedback import FEEDBACK_VAR
 from trialbook.harness._usage import USAGE_KEYS, read_usage
 from trialbook.ledger import now
 from trialbook.suite import tree_hash

@@ -35,6 +35,9 @@ class RunSummary:
     failures, quarantined tasks are left out, as ``score`` does by default); None without rows."""
     selection: str | None
     """How the run's tasks were chosen (a subset, ``--task``, ``--limit``); None: all of them."""
+    protocol: str | None = None
+    """How the run's attempts were made (independent, repair, human-selected); None: not
+    recorded (a run stored before schema 9). ``pass_at_1`` is None unless it is independent."""
 
     @property
     def complete(self) -> bool:
@@ -76,8 +79,12 @@ def list_runs(ledger: Path) -> list[RunSummary]:
                     done=run.attempts,
                     planned=record.planned,
                     started_at=record.started_at,
-                    pass_at_1=store.pass_at_1(record.run_id),
+                    # rounds of repair or a person's pick have no pass@1
+                    pass_at_1=store.pass_at_1(record.run_id)
+                    if record.protocol in (None, "independent")
+                    else None,
                     selection=record.selection,
+                    protocol=record.protocol,
                 )
             )
     return out

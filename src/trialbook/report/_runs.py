@@ -15,7 +15,8 @@ RUNS_SCHEMA = "trialbook.runs/1"
 
 def runs_to_dict(runs: Sequence[RunSummary]) -> dict[str, Any]:
     """``trialbook.runs/1``: ``{"schema", "runs": [{run_id, system, dataset_id, status,
-    attempts, planned, started_at, pass@1, selection}]}``."""
+    attempts, planned, started_at, pass@1, selection, protocol}]}`` (``pass@1`` is null for a
+    repair or human-selected run; ``protocol`` null where the run's record does not say)."""
     return {
         "schema": RUNS_SCHEMA,
         "runs": [
@@ -29,6 +30,7 @@ def runs_to_dict(runs: Sequence[RunSummary]) -> dict[str, Any]:
                 "started_at": r.started_at,
                 "pass@1": r.pass_at_1,
                 "selection": r.selection,
+                "protocol": r.protocol,
             }
             for r in runs
         ],
@@ -42,7 +44,8 @@ def _dataset(dataset_id: str | None) -> str:
 def runs_text(runs: Sequence[RunSummary]) -> str:
     """One line per run, to fit 80 columns: id, system, status, attempts done of planned, start
     (month-day and time, UTC), pass@1; the dataset above when every run shares it (else on a line
-    below each run), and the run's task selection below it when it has one."""
+    below each run), and the run's task selection below it when it has one, and its protocol
+    when its attempts are not independent (its pass@1 then shows "-")."""
     if not runs:
         return "no runs in this ledger"
     datasets = {r.dataset_id for r in runs}
@@ -81,4 +84,6 @@ def runs_text(runs: Sequence[RunSummary]) -> str:
             out.append(f"  dataset {_dataset(r.dataset_id)}, started {r.started_at[:4]}")
         if r.selection:
             out.append(f"  tasks: {r.selection}")
+        if r.protocol not in (None, "independent"):
+            out.append(f"  protocol: {r.protocol} (no pass@1: its attempts are not independent)")
     return "\n".join(out)

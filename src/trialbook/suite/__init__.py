@@ -20,9 +20,9 @@ from trialbook.suite._load import LOCK_NAME, PROTOCOLS, Suite, Task, load_suite
 __all__ = [
     "LOCK_NAME",
     "LOCK_SCHEMA",
+    "PROTOCOLS",
     "Lock",
     "LockCheck",
-    "PROTOCOLS",
     "Suite",
     "SuiteError",
     "Task",
