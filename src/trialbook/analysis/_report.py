@@ -252,7 +252,8 @@ def build_report(ledgers: Sequence[Ledger], options: ReportOptions | None = None
     options = options or ReportOptions()
     if not METRIC.match(options.metric):
         raise ArgumentError(
-            f"metric must be pass@K or pass^K (e.g. pass@1, pass^3), got {options.metric!r}",
+            f"metric must be pass@K, pass^K or within@K (e.g. pass@1, pass^3, within@2), got "
+            f"{options.metric!r}",
             argument="metric",
         )
     by_source: dict[str, Ledger] = {}
