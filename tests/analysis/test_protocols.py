@@ -183,3 +183,14 @@ def test_import_records_the_protocol_on_rows_and_run(tmp_path: Path) -> None:
         .execute("SELECT count(*) FROM sqlite_master WHERE name = 'attempts'")
         .fetchone()[0]
     )
+
+
+def test_a_sequential_comparison_refuses_repair_runs(tmp_path: Path) -> None:
+    base = write_jsonl(tmp_path / "base.jsonl", _rows("repair", "base"))
+    cand = write_jsonl(tmp_path / "cand.jsonl", _rows("repair", "cand"))
+    refused = run("compare", str(base), str(cand), "--sequential")
+    assert refused.exit_code == 2
+    assert refused.output.strip().splitlines() == [
+        "trialbook: error: --sequential: run 'base' is a repair run: a sequential comparison of "
+        "per-task pass rates assumes independent attempts"
+    ]
