@@ -265,7 +265,9 @@ def sequential_compare(
     for ledger, run_id in ((ledger_b, id_b), (ledger_c, id_c)):
         protocol = ledger.run(run_id).first("protocol")
         what = "a sequential comparison of per-task pass rates"
-        refuse_dependent(protocol if isinstance(protocol, str) else None, run_id, what, "sequential")
+        refuse_dependent(
+            protocol if isinstance(protocol, str) else None, run_id, what, "sequential"
+        )
     base, cand = run_task_rates(ledger_b, id_b), run_task_rates(ledger_c, id_c)
     if race is not None:
         used_options = SequentialOptions(
