@@ -11,12 +11,14 @@ does not say) is read as independent, and every report says so.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from trialbook.errors import ArgumentError
 from trialbook.ledger import Ledger, TaskTable
+from trialbook.stats import pass_k_matrix
 
 __all__ = [
     "METRIC",
@@ -24,6 +26,7 @@ __all__ = [
     "independent",
     "protocol_columns",
     "protocol_label",
+    "protocol_metrics",
     "protocol_notes",
     "refuse_dependent",
     "side_metric",
@@ -125,3 +128,23 @@ def protocol_columns(
             "'selected' attempt: its delivered success is not known"
         )
     return rank, (groups.count((selected == 1) & passed) > 0).astype(np.float64)
+
+
+def protocol_metrics(
+    protocol: str | None,
+    ks: Sequence[int],
+    n: NDArray[np.int64],
+    c: NDArray[np.int64],
+    before_first_pass: NDArray[np.int64],
+) -> tuple[list[str], NDArray[np.float64]]:
+    """The per-task figures the run's protocol gives meaning to, and their names: pass@k and
+    pass^k of independent attempts; success within k rounds of a repair run (a pass among the
+    task's first k rounds; pass^k has no meaning there); none for a human-selected run (its one
+    figure is the delivered success of the picked attempts, from the selection view)."""
+    if protocol == "repair":
+        within = [(before_first_pass >= 0) & (before_first_pass < k) for k in ks]
+        return [f"within@{k}" for k in ks], np.column_stack(within).astype(np.float64)
+    if protocol == "human-selected":
+        return [], np.zeros((n.size, 0))
+    at, hat = pass_k_matrix(n, c, ks)
+    return [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks], np.hstack([at, hat])

@@ -24,7 +24,7 @@ from trialbook.analysis._failures import failures_of
 from trialbook.analysis._faults import fault_note, fault_strata, fault_table, fault_task_mask
 from trialbook.analysis._kept import Kept
 from trialbook.analysis._options import IntervalOptions
-from trialbook.analysis._protocol import independent, protocol_notes
+from trialbook.analysis._protocol import independent, protocol_metrics, protocol_notes
 from trialbook.analysis._results import (
     AcrossRuns,
     MetricEstimate,
@@ -42,7 +42,6 @@ from trialbook.stats import (
     clustered_se,
     cost_from_totals,
     effort_from_counts,
-    pass_k_matrix,
     task_bootstrap,
     total_of,
     variance_components,
@@ -264,7 +263,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         weights = weight_col
 
     protocol = tally.protocol
-    names, values = _protocol_metrics(protocol, ks, n, c, tally.before_first_pass)
+    names, values = protocol_metrics(protocol, ks, n, c, tally.before_first_pass)
     notes.extend(protocol_notes(protocol))
     # one resample set for every figure: the metrics (task weights), the pooled attempt rate (c/n
     # weighted by n, i.e. sum c / sum n) and the first-attempt rate (equal weights)
@@ -409,26 +408,6 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         failures=failures_of(tally.failed, tally.failed_errors),
         faults=None if fault_rows is None else fault_table(fault_rows),
     )
-
-
-def _protocol_metrics(
-    protocol: str | None,
-    ks: Sequence[int],
-    n: NDArray[np.int64],
-    c: NDArray[np.int64],
-    before_first_pass: NDArray[np.int64],
-) -> tuple[list[str], NDArray[np.float64]]:
-    """The per-task figures the run's protocol gives meaning to, and their names: pass@k and
-    pass^k of independent attempts; success within k rounds of a repair run (a pass among the
-    task's first k rounds; pass^k has no meaning there); none for a human-selected run (its one
-    figure is the delivered success of the picked attempts, from the selection view)."""
-    if protocol == "repair":
-        within = [(before_first_pass >= 0) & (before_first_pass < k) for k in ks]
-        return [f"within@{k}" for k in ks], np.column_stack(within).astype(np.float64)
-    if protocol == "human-selected":
-        return [], np.zeros((n.size, 0))
-    at, hat = pass_k_matrix(n, c, ks)
-    return [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks], np.hstack([at, hat])
 
 
 def _selection(
