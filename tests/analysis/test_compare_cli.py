@@ -117,7 +117,7 @@ def test_strata_get_holm_adjusted_p_values(tmp_path: Path) -> None:
         ({"dataset_id": "d2"}, [], "different suites"),
         ({"grader_version": "g2"}, [], "grader_version differs"),
         ({}, ["--metric", "pass@9"], "k=9 exceeds"),
-        ({}, ["--metric", "accuracy"], "--metric must be pass@K or pass^K"),
+        ({}, ["--metric", "accuracy"], "--metric must be pass@K, pass^K or within@K"),
     ],
 )
 def test_refusals(tmp_path: Path, extra: dict[str, Any], args: list[str], message: str) -> None:

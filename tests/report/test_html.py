@@ -153,7 +153,7 @@ def test_the_report_command_writes_the_page(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--metric", "pass#1"], "--metric must be pass@K or pass^K"),
+        (["--metric", "pass#1"], "--metric must be pass@K, pass^K or within@K"),
         (
             ["--baseline", "nope"],
             "--baseline run 'nope' is not in the ledgers given (runs: 'base', 'cand')",

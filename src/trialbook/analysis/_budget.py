@@ -93,6 +93,17 @@ def _replay(ledger: Ledger, run_id: str, options: ScoreOptions) -> RunBudget:
             f"({int((groups.attempts > k).sum())} task(s) have more; a larger budget was never "
             "observed for every task)"
         )
+    protocol = rows.first("protocol")
+    if protocol == "repair":
+        notes.append(
+            "a repair run: budget b is b rounds of repair, in order; coverage is success within "
+            "b rounds"
+        )
+    elif protocol == "human-selected":
+        notes.append(
+            "a human-selected run: coverage is the pool's (some attempt of the first b passed), "
+            "not what was delivered: the picked attempt's success is score's figure"
+        )
     known = int((~np.isnan(cost)).sum())
     if known < len(rows):
         notes.append(

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from numpy.typing import NDArray
 
 from trialbook.analysis._faults import fault_task_mask
 from trialbook.analysis._options import IntervalOptions
+from trialbook.analysis._protocol import METRIC, protocol_columns, side_metric
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
 from trialbook.ledger import Ledger, read_ledger
 from trialbook.stats import (
@@ -49,7 +49,6 @@ __all__ = [
 Decision = Literal[
     "improvement", "regression", "no detectable difference", "not enough tasks to decide"
 ]
-_METRIC = re.compile(r"^pass([@^])(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -57,11 +56,15 @@ class CompareOptions(IntervalOptions):
     """How to compare: the interval settings, the metric, and what differences to accept."""
 
     metric: str = "pass@1"
-    """pass@K or pass^K."""
+    """pass@K or pass^K; for runs of the repair protocol, within@K (success within K rounds),
+    and pass@K is read as within@K there (a repair run has no pass@K)."""
     allow_different_suites: bool = False
     """Compare runs on different dataset_ids (the report then says so first)."""
     allow_grader_change: bool = False
     """Compare runs graded by different grader versions."""
+    mixed_protocols: bool = False
+    """Compare runs whose attempt protocols differ (independent, repair, human-selected): each
+    side is then measured by its own protocol's figure, and the comparison is labelled so."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,9 @@ class Comparison:
     """Every paired task, in the baseline's order."""
     fault_tasks_left_out: int = 0
     """Fault-case tasks (stratum fault:<type> or regression:<type>) kept out of the comparison."""
+    protocols: tuple[str | None, str | None] = (None, None)
+    """The attempt protocol of the baseline and of the candidate (None: not recorded, read as
+    independent); they differ only when ``mixed_protocols`` allowed it."""
 
     @property
     def improved_tasks(self) -> tuple[str, ...]:
@@ -219,6 +225,10 @@ class _Run:
     """``INTERRUPTED: 12 of 24 attempts`` for a run of our own harness that did not finish."""
     fault_tasks: int = 0
     """Fault-case tasks left out."""
+    protocol: str | None = None
+    first_pass_rank: NDArray[np.int64] | None = None
+    """Per task, attempts before its first pass (-1: none; ``_protocol.protocol_columns``)."""
+    delivered: NDArray[np.float64] | None = None
 
 
 def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
@@ -256,7 +266,13 @@ def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
             ledger.column("dataset_id") == rows.first("dataset_id")
         )
         earlier = len(set(ledger.where(same).run_ids) - {run_id})
+    protocol = rows.first("protocol")
+    protocol = protocol if isinstance(protocol, str) else None
+    rank, delivered = protocol_columns(rows, groups, protocol, f"{spec}: run {run_id!r}")
     return _Run(
+        protocol=protocol,
+        first_pass_rank=rank,
+        delivered=delivered,
         run_id=run_id,
         task_ids=list(groups.task_ids),
         n=groups.attempts,
@@ -271,11 +287,11 @@ def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
 
 
 def _metric_values(run: _Run, idx: NDArray[np.intp], metric: str) -> NDArray[np.float64]:
-    m = _METRIC.match(metric)
-    if not m:
-        raise ArgumentError(
-            f"--metric must be pass@K or pass^K (e.g. pass@1, pass^3), got {metric!r}"
-        )
+    m = METRIC.match(metric)
+    if metric == "delivered":
+        assert run.delivered is not None
+        return run.delivered[idx]
+    assert m is not None
     k = int(m.group(2))
     short = [run.task_ids[i] for i in idx.tolist() if run.n[i] < k]
     if short:
@@ -285,8 +301,12 @@ def _metric_values(run: _Run, idx: NDArray[np.intp], metric: str) -> NDArray[np.
             f"run {run.run_id!r}: {metric}: k={k} exceeds the attempts of {len(short)} task(s): "
             f"{shown}{more}"
         )
+    if m.group(1) == "within@":
+        assert run.first_pass_rank is not None
+        rank = run.first_pass_rank[idx]
+        return ((rank >= 0) & (rank < k)).astype(np.float64)
     at, hat = pass_k_matrix(run.n[idx], run.c[idx], [k])
-    return (at if m.group(1) == "@" else hat)[:, 0]
+    return (at if m.group(1) == "pass@" else hat)[:, 0]
 
 
 def _decide(test: PairedTest) -> Decision:
@@ -319,6 +339,17 @@ def compare_runs(
         for role, run in (("baseline", a), ("candidate", b))
         if run.incomplete
     ]
+    metric_a = side_metric(a.protocol, a.run_id, options.metric)
+    metric_b = side_metric(b.protocol, b.run_id, options.metric)
+    pa, pb = a.protocol or "independent", b.protocol or "independent"
+    if pa != pb:
+        text = (
+            f"the runs' attempt protocols differ (baseline {pa}, candidate {pb}): "
+            f"{metric_a} and {metric_b} answer different questions"
+        )
+        if not options.mixed_protocols:
+            raise ArgumentError(f"{text}; pass --mixed-protocols to compare them anyway")
+        warnings.insert(0, f"MIXED PROTOCOLS: {text}")
     ds_a, ds_b = a.meta["dataset_id"], b.meta["dataset_id"]
     if ds_a != ds_b:
         text = f"the runs are on different suites (dataset_id {sorted(ds_a)} vs {sorted(ds_b)})"
@@ -359,8 +390,8 @@ def compare_runs(
         warnings.append(
             f"{dropped_a} baseline-only and {dropped_b} candidate-only task(s) were not compared"
         )
-    va = _metric_values(a, ia, options.metric)
-    vb = _metric_values(b, ib, options.metric)
+    va = _metric_values(a, ia, metric_a)
+    vb = _metric_values(b, ib, metric_b)
     # the paired and unpaired SEs, the correlation and the MDE: what pairing bought (they do not
     # decide; the test below does)
     diff = paired_difference(
@@ -440,7 +471,8 @@ def compare_runs(
         )
 
     return Comparison(
-        metric=options.metric,
+        metric=metric_a if metric_a == metric_b else f"{metric_a} vs {metric_b}",
+        protocols=(a.protocol, b.protocol),
         tasks=len(pairs),
         dropped_baseline_only=dropped_a,
         dropped_candidate_only=dropped_b,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from trialbook.analysis._protocol import refuse_dependent
 from trialbook.errors import ArgumentError
 from trialbook.ledger import read_ledger
 from trialbook.stats import PlanResult, plan_design, variance_components
@@ -45,6 +46,13 @@ def plan_from_options(
         rates = []
         for run_id in ledger.run_ids or (None,):
             rows = ledger.latest() if run_id is None else ledger.run(run_id)
+            protocol = rows.first("protocol")
+            refuse_dependent(
+                protocol if isinstance(protocol, str) else None,
+                str(run_id or pilot),
+                "a pilot's between- and within-task variance",
+                "pilot",
+            )
             groups = rows.where(~rows.column("oracle_leak")).tasks()
             n, c = groups.attempts, groups.passes
             rates.append(float((c / n).mean()))

@@ -16,7 +16,8 @@ from typing import Literal
 import numpy as np
 
 from trialbook.analysis._budget import RunBudget, budget_replay
-from trialbook.analysis._compare import _METRIC, CompareOptions, Comparison, TaskDifference
+from trialbook.analysis._compare import CompareOptions, Comparison, TaskDifference
+from trialbook.analysis._protocol import METRIC
 from trialbook.analysis._results import AcrossRuns, RunScore, ScoreReport
 from trialbook.analysis._score import ScoreOptions, score_ledger
 from trialbook.errors import ArgumentError, TrialbookError
@@ -249,9 +250,10 @@ def build_report(ledgers: Sequence[Ledger], options: ReportOptions | None = None
     are the same file.
     """
     options = options or ReportOptions()
-    if not _METRIC.match(options.metric):
+    if not METRIC.match(options.metric):
         raise ArgumentError(
-            f"metric must be pass@K or pass^K (e.g. pass@1, pass^3), got {options.metric!r}",
+            f"metric must be pass@K, pass^K or within@K (e.g. pass@1, pass^3, within@2), got "
+            f"{options.metric!r}",
             argument="metric",
         )
     by_source: dict[str, Ledger] = {}

@@ -82,7 +82,8 @@ class RunScore:
     ks: tuple[int, ...]
     """The budgets reported."""
     metrics: dict[str, MetricEstimate]
-    """``pass@K`` and ``pass^K`` for every K in ``ks``."""
+    """``pass@K`` and ``pass^K`` for every K in ``ks`` (a repair run: ``within@K``; a
+    human-selected run: ``delivered``, when some row records ``selected``; see ``protocol``)."""
     pooled_attempt_rate: MetricEstimate
     """All passes / all attempts: attempt-level, so tasks with more attempts weigh more."""
     first_attempt_rate: MetricEstimate
@@ -131,6 +132,11 @@ class RunScore:
     re-run; the infra_error rows they superseded stay in the ledger and count in no figure."""
     selection: SelectionSummary | None = None
     """Pool coverage, delivered success and selector misses, where rows record ``selected``."""
+    protocol: str | None = None
+    """How the attempts were made (independent, repair, human-selected); None: not recorded,
+    read as independent. It decides what ``metrics`` holds: ``pass@K`` and ``pass^K`` for
+    independent attempts, ``within@K`` (success within K rounds) for repair, ``delivered`` for
+    human-selected."""
     failures: Failures | None = None
     """The attempts that did not pass, by outcome and by recorded error."""
     faults: FaultTable | None = None

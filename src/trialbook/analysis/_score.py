@@ -24,6 +24,7 @@ from trialbook.analysis._failures import failures_of
 from trialbook.analysis._faults import fault_note, fault_strata, fault_table, fault_task_mask
 from trialbook.analysis._kept import Kept
 from trialbook.analysis._options import IntervalOptions
+from trialbook.analysis._protocol import independent, protocol_metrics, protocol_notes
 from trialbook.analysis._results import (
     AcrossRuns,
     MetricEstimate,
@@ -41,7 +42,6 @@ from trialbook.stats import (
     clustered_se,
     cost_from_totals,
     effort_from_counts,
-    pass_k_matrix,
     task_bootstrap,
     total_of,
     variance_components,
@@ -264,9 +264,9 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
             )
         weights = weight_col
 
-    names = [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
-    at, hat = pass_k_matrix(n, c, ks)
-    values = np.hstack([at, hat])
+    protocol = tally.protocol
+    names, values = protocol_metrics(protocol, ks, n, c, tally.before_first_pass)
+    notes.extend(protocol_notes(protocol))
     # one resample set for every figure: the metrics (task weights), the pooled attempt rate (c/n
     # weighted by n, i.e. sum c / sum n) and the first-attempt rate (equal weights)
     task_w = np.ones(t) if weights is None else weights
@@ -279,6 +279,9 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         np.array([*([float(n.sum())] * len(names)), float(n.sum()), float(t)]),
     )
     metrics = {name: joint[name] for name in names}
+    selection = _selection(source, run_id, tally, options)
+    if protocol == "human-selected" and selection is not None:
+        metrics["delivered"] = selection.delivered_success
     mean_score = None
     if tally.score_rows:
         if tally.score is not None:
@@ -294,7 +297,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
             )
 
     strata: list[StratumScore] = []
-    if any(name is not None for name in strata_of_task):
+    if names and any(name is not None for name in strata_of_task):
         # tasks without a stratum first, then the strata in order of first appearance
         stratum_col = np.array([name or "(none)" for name in strata_of_task], dtype=object)
         order = (["(none)"] if None in strata_of_task else []) + list(tally.strata)
@@ -389,7 +392,8 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         bootstrap=boot,
         interval_method=options.method,
         weights=options.weights,
-        variance=variance_components(n, c, weights=weights),
+        # within-task variance assumes exchangeable attempts: rounds of repair are not
+        variance=variance_components(n, c, weights=weights) if independent(protocol) else None,
         effort=effort,
         cost=cost,
         strata=tuple(strata),
@@ -402,7 +406,8 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         not_recorded=not_recorded,
         source=provenance,
         completion=completion,
-        selection=_selection(source, run_id, tally, options),
+        selection=selection,
+        protocol=protocol,
         failures=failures_of(tally.failed, tally.failed_errors),
         faults=None if fault_rows is None else fault_table(fault_rows),
     )

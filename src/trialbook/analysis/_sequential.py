@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from trialbook.analysis._compare import _pick_run, _split_spec
+from trialbook.analysis._protocol import refuse_dependent
 from trialbook.errors import ArgumentError, TrialbookError
 from trialbook.ledger import Ledger
 from trialbook.ledger.store import LedgerStore, RaceRecord
@@ -261,6 +262,12 @@ def sequential_compare(
     ledger_c = ledger_b if same else read(path_c)
     id_b = _pick_run(ledger_b, run_b, baseline)
     id_c = _pick_run(ledger_c, run_c, candidate)
+    for ledger, run_id in ((ledger_b, id_b), (ledger_c, id_c)):
+        protocol = ledger.run(run_id).first("protocol")
+        what = "a sequential comparison of per-task pass rates"
+        refuse_dependent(
+            protocol if isinstance(protocol, str) else None, run_id, what, "sequential"
+        )
     base, cand = run_task_rates(ledger_b, id_b), run_task_rates(ledger_c, id_c)
     if race is not None:
         used_options = SequentialOptions(

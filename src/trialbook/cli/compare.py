@@ -26,7 +26,11 @@ __all__ = ["compare"]
 @click.argument("baseline")
 @click.argument("candidate")
 @click.option(
-    "--metric", default="pass@1", show_default=True, help="pass@K or pass^K, e.g. pass@1, pass^3."
+    "--metric",
+    default="pass@1",
+    show_default=True,
+    help="pass@K or pass^K, e.g. pass@1, pass^3; within@K (success within K rounds) for repair "
+    "runs, where pass@K is read as within@K.",
 )
 @click.option(
     "--gate",
@@ -42,6 +46,12 @@ __all__ = ["compare"]
 )
 @click.option(
     "--allow-grader-change", is_flag=True, help="Compare runs graded by different grader versions."
+)
+@click.option(
+    "--mixed-protocols",
+    is_flag=True,
+    help="Compare runs whose attempt protocols differ (independent, repair, human-selected): "
+    "each side by its own protocol's figure, labelled so.",
 )
 @sequential_option
 @source_option
@@ -59,6 +69,7 @@ def compare(
     method: str,
     allow_different_suites: bool,
     allow_grader_change: bool,
+    mixed_protocols: bool,
     sequential: bool,
     source: str | None,
     scorer: str | None,
@@ -99,6 +110,7 @@ def compare(
             method=method,  # type: ignore[arg-type]
             allow_different_suites=allow_different_suites,
             allow_grader_change=allow_grader_change,
+            mixed_protocols=mixed_protocols,
         ),
         read=read,
     )

@@ -24,6 +24,13 @@ SOURCES = (*IMPORT_SOURCES, "jsonl", "csv")
     type=click.Path(dir_okay=False, path_type=Path),
     help="The SQLite ledger (.db) to append to; created if absent.",
 )
+@click.option(
+    "--protocol",
+    type=click.Choice(["independent", "repair", "human-selected"]),
+    help="How the source's attempts were made, recorded on every row. Default: independent "
+    "for other harnesses' files (they run independent trials); a jsonl/csv file keeps what its "
+    "rows record (this fills rows that record none).",
+)
 @source_options
 @user_errors
 def import_(
@@ -34,6 +41,7 @@ def import_(
     system: str | None,
     as_attempts: str | None,
     scorer: str | None,
+    protocol: str | None,
 ) -> None:
     """Append SOURCE files to a SQLite ledger: every row validated, all files or none.
 
@@ -65,7 +73,9 @@ def import_(
         problems: list[Problem] = []
         for p in paths:  # every file is read, so the count of problems covers them all
             try:
-                ledgers.append(read_source([p], source, ImportOptions(run_id=run_id)))
+                ledgers.append(
+                    read_source([p], source, ImportOptions(run_id=run_id, protocol=protocol))
+                )
             except LedgerError as exc:
                 problems.extend(exc.details)
         if problems:
@@ -81,12 +91,21 @@ def import_(
                     )
     else:
         options = ImportOptions(
-            run_id=run_id, system=system, as_attempts=as_attempts, scorer=scorer
+            run_id=run_id,
+            system=system,
+            as_attempts=as_attempts,
+            scorer=scorer,
+            protocol=protocol,
         )
         ledgers = [read_source(list(paths), source, options)]
     count = import_files(ledger_path, ledgers)
     runs = sorted({r for ledger in ledgers for r in ledger.run_ids})
+    stated = sorted({p for ledger in ledgers for p in ledger.distinct("protocol")})
+    unstated = any(
+        not ledger.run(r).recorded("protocol") for ledger in ledgers for r in ledger.run_ids
+    )
+    said = ", ".join(stated + (["not recorded (read as independent)"] if unstated else []))
     click.echo(
         f"imported {count} attempt{'s' if count != 1 else ''} of run{'s' if len(runs) != 1 else ''} "
-        f"{', '.join(runs)} into {ledger_path}"
+        f"{', '.join(runs)} into {ledger_path} (protocol: {said})"
     )

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
+from trialbook.harness._feedback import FEEDBACK_VAR
 from trialbook.harness._fs import agent_filled_the_disk, free_bytes, remove_tree
 from trialbook.harness._process import (
     NOT_STARTED,
@@ -197,6 +198,11 @@ def _attempt(
     prompt_file.write_text(spec.prompt, encoding="utf-8")
     prompt_file.chmod(0o444)
     usage_file = io / "usage.jsonl"  # created by the agent if it reports anything
+    shown = [prompt_file]
+    if spec.feedback is not None:  # a repair round: the previous round's outcome, read-only
+        shown.append(prompt_dir / "feedback.json")
+        shown[-1].write_text(spec.feedback, encoding="utf-8")
+        shown[-1].chmod(0o444)
     env = base_env(
         {
             "HOME": str(io),
@@ -208,6 +214,7 @@ def _attempt(
             "TRIALBOOK_TEMPERATURE": "" if budget.temperature is None else repr(budget.temperature),
             "TRIALBOOK_USAGE_FILE": str(usage_file),
             TOKEN_VAR: spec.token,
+            **({FEEDBACK_VAR: str(shown[-1])} if spec.feedback is not None else {}),
         }
     )
     env.update(spec.pass_env)
@@ -215,7 +222,7 @@ def _attempt(
     sandbox = SandboxSpec(
         workspace=workspace,
         writable=(io,),
-        readonly=(prompt_file,),
+        readonly=tuple(shown),
         hidden=spec.hidden,
         network=budget.network,
     )

@@ -20,6 +20,7 @@ from typing import Protocol
 
 from trialbook.harness._attempt import run_attempt
 from trialbook.harness._executor import Executor
+from trialbook.harness._feedback import feedback_json
 from trialbook.harness._spec import AttemptResult, AttemptSpec
 from trialbook.ledger import LedgerStore, Prepared, prepare
 
@@ -72,8 +73,9 @@ class Planned:
     seed: int
     retry: int = 0
 
-    def spec(self, start_id: int) -> AttemptSpec:
-        """The attempt's spec once its start marker has an id."""
+    def spec(self, start_id: int, feedback: str | None = None) -> AttemptSpec:
+        """The attempt's spec once its start marker has an id (and, in a repair run, the
+        feedback of the task's previous round)."""
         fields = self.template.row_fields
         return dataclasses.replace(
             self.template,
@@ -81,6 +83,7 @@ class Planned:
             start_id=start_id,
             budget=dataclasses.replace(self.template.budget, seed=self.seed),
             row_fields={**fields, "retry": self.retry} if self.retry else fields,
+            feedback=feedback,
         )
 
 
@@ -89,6 +92,11 @@ class Driver:
 
     Each finished row is written in a transaction of its own; the start markers of the attempts
     about to begin ride along with the last one.
+
+    ``rounds`` (a ``repair`` suite): the attempts of one task run one after the other, attempt i
+    starting only once attempt i-1 has its row, and each is handed its previous round's feedback
+    (``feedback`` holds that of the rounds an earlier session finished); other tasks still run
+    side by side, up to ``jobs``.
     """
 
     def __init__(
@@ -101,8 +109,12 @@ class Driver:
         transcript_base: Path,
         progress: RunProgress | None,
         stop: threading.Event,
+        rounds: bool = False,
+        feedback: Mapping[tuple[str, int], str] | None = None,
     ) -> None:
         self.store, self.run_id, self.jobs = store, run_id, jobs
+        self.rounds = rounds
+        self._feedback: dict[tuple[str, int], str] = dict(feedback or {})
         self.transcripts, self.transcript_base = transcripts, transcript_base
         self.progress, self.stop = progress, stop
         self.written = 0
@@ -166,7 +178,36 @@ class Driver:
         if not result.cancelled:  # cancelled: its marker stays without a row (cut off)
             row, validated = self._row(spec, result)
             self._watch(row)
+            if self.rounds:
+                stdout = result.output.get("grader.stdout")
+                self._feedback[(spec.task_id, spec.attempt_index)] = feedback_json(row, stdout)
             self._finished.append((row, validated))
+
+    def _next(
+        self,
+        queue: deque[Planned],
+        running: Mapping[Future[AttemptResult], AttemptSpec],
+        room: int,
+    ) -> list[Planned]:
+        """Take up to ``room`` attempts off the queue: the first ones; in a repair run, the first
+        queued round of each task with no round running (the queue is attempt-major, so that is
+        the task's lowest missing attempt, and every earlier one has its row)."""
+        if not self.rounds:
+            return [queue.popleft() for _ in range(min(room, len(queue)))]
+        busy = {spec.task_id for spec in running.values()}
+        taken: list[Planned] = []
+        for planned in list(queue):
+            if len(taken) >= room:
+                break
+            task = planned.template.task_id
+            if task not in busy:
+                busy.add(task)
+                taken.append(planned)
+        chosen = {id(p) for p in taken}
+        rest = [p for p in queue if id(p) not in chosen]
+        queue.clear()
+        queue.extend(rest)
+        return taken
 
     def drive(self, todo: list[Planned], executor: Executor) -> None:
         """Run ``todo``; on any exception (or once ``stop`` is set) start no attempt, have the
@@ -182,13 +223,12 @@ class Driver:
                 if self.stop.is_set() and not cancelled:
                     executor.cancel()
                     cancelled = True
-                starting: list[Planned] = []
                 limit = 0 if cancelled or not queue else min(self.jobs, executor.capacity())
-                while queue and len(running) + len(starting) < limit:
-                    starting.append(queue.popleft())
+                starting = self._next(queue, running, limit - len(running))
                 if starting or self._finished:
                     for planned, start_id in zip(starting, self._write(starting), strict=True):
-                        spec = planned.spec(start_id)
+                        before = (planned.template.task_id, planned.attempt_index - 1)
+                        spec = planned.spec(start_id, self._feedback.get(before))
                         running[executor.submit(run_attempt, spec)] = spec
                 if cancelled and not running:
                     break

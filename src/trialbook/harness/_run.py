@@ -23,6 +23,7 @@ from trialbook.harness._attempt import base_env
 from trialbook.harness._cgroup import Cgroup, not_capped
 from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
 from trialbook.harness._executor import Executor, LocalExecutor
+from trialbook.harness._feedback import stored_feedback
 from trialbook.harness._fs import remove_tree
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
 from trialbook.harness._plan import harness_stamp, hidden_paths, plan, templates
@@ -360,6 +361,7 @@ def _run(
                     "planned": len(tasks) * suite.k,
                     "tasks": tuple(t.id for t in tasks),
                     "selection": selection.description,
+                    "protocol": suite.protocol,
                 },
             )
             store.create_run(record)
@@ -418,6 +420,7 @@ def _run(
                 "sandbox": tier,
                 # declared on every row of the run, or on none (the ledger checks it is constant)
                 "graded_after_timeout": True if suite.grade_after_timeout else None,
+                "protocol": suite.protocol,
             },
         )
         again = [
@@ -426,6 +429,15 @@ def _run(
         todo = plan(specs, suite.k, suite.seeds, done) + again
         if options.only:
             todo = [p for p in todo if p.template.task_id in set(options.only)]
+        rounds = suite.protocol == "repair"
+        feedback: dict[tuple[str, int], str] = {}
+        if rounds:
+            notes.append(
+                "repair protocol: each task's attempts run in order, each told of the one before "
+                "(TRIALBOOK_FEEDBACK)"
+            )
+            if done:  # a resumed repair run: the rounds done hand on their feedback
+                feedback = stored_feedback(store.read(run_id), options.ledger.parent)
         stop = stop or threading.Event()
         if progress is not None:
             # the rows to be run again (infra errors, neither passed nor timed out) count as to do
@@ -442,6 +454,8 @@ def _run(
             transcript_base=options.ledger.parent,
             progress=progress,
             stop=stop,
+            rounds=rounds,
+            feedback=feedback,
         )
         watchdog = start_watchdog(f"{run_id}/{harness_stamp()}/", scratch)
         try:

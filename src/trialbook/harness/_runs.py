@@ -41,6 +41,9 @@ class RunSummary:
     """Rows those re-runs superseded: kept in the ledger, counted in no figure."""
     lost: int = 0
     """Attempts whose row that counts is one the harness lost (``lost``): a resume runs them again."""
+    protocol: str | None = None
+    """How the run's attempts were made (independent, repair, human-selected); None: not
+    recorded (a run stored before schema 10). ``pass_at_1`` is None unless it is independent."""
 
     @property
     def complete(self) -> bool:
@@ -82,11 +85,15 @@ def list_runs(ledger: Path) -> list[RunSummary]:
                     done=run.attempts,
                     planned=record.planned,
                     started_at=record.started_at,
-                    pass_at_1=store.pass_at_1(record.run_id),
+                    # rounds of repair or a person's pick have no pass@1
+                    pass_at_1=store.pass_at_1(record.run_id)
+                    if record.protocol in (None, "independent")
+                    else None,
                     selection=record.selection,
                     reruns=run.reruns,
                     superseded=run.superseded,
                     lost=len(store.lost(record.run_id)),
+                    protocol=record.protocol,
                 )
             )
     return out

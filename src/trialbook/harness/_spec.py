@@ -78,6 +78,10 @@ class AttemptSpec:
     row_fields: Mapping[str, object] = field(default_factory=dict)
     """Fields the row carries as given (system, dataset_id, k_budget, versions, sandbox, stratum,
     weight)."""
+    feedback: str | None = None
+    """A repair round's view of the task's previous round (JSON, ``_feedback``): written to a
+    read-only file the agent finds through ``TRIALBOOK_FEEDBACK``; None: no previous round, or an
+    independent run."""
     harness: str = ""
     """The stamp of the harness running the run (``trialbook.harness._stamp``): start ids are per
     ledger, so two harnesses running one run id on two ledgers (or the same run twice) would

@@ -10,7 +10,14 @@ from pathlib import Path
 from trialbook.errors import ArgumentError, LedgerError, Problem
 from trialbook.importers._base import ImportedRun, ImportOptions
 from trialbook.importers._registry import detect_source, get_importer
-from trialbook.ledger import Ledger, Provenance, ledger_from_rows, read_ledger
+from trialbook.ledger import (
+    PROTOCOLS,
+    Ledger,
+    Provenance,
+    ledger_from_rows,
+    ledger_rows,
+    read_ledger,
+)
 from trialbook.ledger.formats import format_of
 
 __all__ = ["LEDGER_SOURCES", "imported_ledger", "read_runs", "read_source", "source_for"]
@@ -36,10 +43,14 @@ def read_runs(source: str, paths: Sequence[Path], options: ImportOptions) -> lis
     return runs
 
 
-def imported_ledger(runs: Sequence[ImportedRun], source: str) -> Ledger:
+def imported_ledger(
+    runs: Sequence[ImportedRun], source: str, protocol: str = "independent"
+) -> Ledger:
     """The rows of imported runs validated as one ledger (every rule of a ledger file), each run
-    carrying its provenance. ``source`` names the ledger in messages."""
-    rows = [row for run in runs for row in run.rows]
+    carrying its provenance and every row ``protocol`` (the foreign harnesses run independent
+    trials; an import may say otherwise). ``source`` names the ledger in messages."""
+    check_protocol(protocol)
+    rows = [{**row, "protocol": protocol} for run in runs for row in run.rows]
     if not rows:
         raise ArgumentError("the files hold no attempt", argument="paths")
     ledger = ledger_from_rows(rows, source)
@@ -97,6 +108,33 @@ def read_source(
                 )
         if len(paths) > 1:
             raise ArgumentError("give one ledger file at a time", argument="paths")
-        return read_ledger(paths[0], default_run=options.run_id)
+        ledger = read_ledger(paths[0], default_run=options.run_id)
+        return ledger if options.protocol is None else with_protocol(ledger, options.protocol)
     label = str(paths[0]) if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1})"
-    return imported_ledger(read_runs(name, paths, options), label)
+    runs = read_runs(name, paths, options)
+    return imported_ledger(runs, label, options.protocol or "independent")
+
+
+def check_protocol(protocol: str) -> None:
+    """Refuse a protocol that is none of the ledger's."""
+    if protocol not in PROTOCOLS:
+        raise ArgumentError(
+            f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}",
+            argument="protocol",
+        )
+
+
+def with_protocol(ledger: Ledger, protocol: str) -> Ledger:
+    """A ledger file's rows stating ``protocol`` where they record none; a row that records
+    another is refused (a file's own word is never overwritten)."""
+    check_protocol(protocol)
+    other = sorted(set(ledger.distinct("protocol")) - {protocol})
+    if other:
+        raise ArgumentError(
+            f"{ledger.source}: its rows record protocol {', '.join(other)}; --protocol "
+            f"{protocol} applies only to rows that record none",
+            argument="protocol",
+        )
+    rows = [{**row, "protocol": protocol} for row in ledger_rows(ledger)]
+    stated = ledger_from_rows(rows, ledger.source)
+    return replace(stated, provenance=ledger.provenance, completion=ledger.completion)

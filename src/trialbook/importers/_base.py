@@ -52,6 +52,10 @@ class ImportOptions:
     (from each run's recorded start)."""
     scorer: str | None = None
     """Which scorer's value decides ``passed`` when the source has several."""
+    protocol: str | None = None
+    """The attempt protocol to record on every row (``independent``, ``repair``,
+    ``human-selected``). None: a foreign source's runs are independent trials (each of the
+    harnesses read runs its attempts so), and a ledger file's rows keep what they record."""
 
 
 @runtime_checkable

@@ -7,7 +7,7 @@ Layout: ``_fields`` (the contract), ``_table`` (Ledger, TaskTable), ``_rules`` (
 the table, never the reverse.
 """
 
-from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, REQUIRED, STATUSES, Field
+from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, PROTOCOLS, REQUIRED, STATUSES, Field
 from trialbook.ledger._provenance import Completion, Provenance, SourceFile
 from trialbook.ledger._rows import ledger_from_rows, ledger_rows, ledger_tuples
 from trialbook.ledger._table import Ledger, TaskGroups, TaskTable, per_task
@@ -37,6 +37,7 @@ __all__ = [
     "FIELDS",
     "FORMATS",
     "NOT_RECORDABLE",
+    "PROTOCOLS",
     "REQUIRED",
     "STATUSES",
     "Completion",

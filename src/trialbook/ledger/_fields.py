@@ -14,6 +14,7 @@ __all__ = [
     "FIELDS",
     "FIELD_BY_NAME",
     "NOT_RECORDABLE",
+    "PROTOCOLS",
     "REQUIRED",
     "STATUSES",
     "Field",
@@ -22,6 +23,9 @@ __all__ = [
 
 Kind = Literal["str", "int", "float", "bool", "time"]
 STATUSES = ("passed", "failed", "timed_out", "infra_error")
+PROTOCOLS = ("independent", "repair", "human-selected")
+"""How a run's attempts were made (docs/ledger.md, "Attempt protocol"): independent trials (what
+pass@k and pass^k assume), rounds of repair (attempt i saw attempt i-1's outcome), or a person's pick."""
 EXACT_INT = 2**53
 """The largest magnitude of an optional integer (seed, tokens_in, tokens_out, tool_calls, retry): a ledger
 holds those as float64 with NaN for "not recorded", exact up to 2**53; a larger one is refused
@@ -94,6 +98,13 @@ FIELDS: tuple[Field, ...] = (
         False,
         "the run's grader judged the workspace after a timeout (as Terminal-Bench does): a timed-"
         "out attempt may then pass; constant within a run",
+    ),
+    Field(
+        "protocol",
+        "str",
+        False,
+        "how the run's attempts were made: independent, repair or human-selected; constant "
+        "within a run; null (older ledgers) reads as not recorded",
     ),
     Field(
         "not_recorded",

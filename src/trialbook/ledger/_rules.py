@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialbook.errors import Problem
-from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, STATUSES
+from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, PROTOCOLS, STATUSES
 from trialbook.ledger._table import Ledger
 
 __all__ = ["check_attempt_keys", "check_rules", "retry_of"]
@@ -122,6 +122,16 @@ def check_rules(ledger: Ledger, *, appended: bool = False) -> list[Problem]:
             lambda i: (
                 f"field 'status': must be one of {', '.join(STATUSES)}, "
                 f"got {status_labels[status_codes[i]]!r}"
+            ),
+        )
+    protocol_codes, protocol_labels = ledger.codes["protocol"], ledger.labels["protocol"]
+    bad_protocols = [j for j, s in enumerate(protocol_labels) if s not in PROTOCOLS]
+    if bad_protocols:
+        add(
+            np.isin(protocol_codes, bad_protocols),
+            lambda i: (
+                f"field 'protocol': must be one of {', '.join(PROTOCOLS)}, "
+                f"got {protocol_labels[protocol_codes[i]]!r}"
             ),
         )
     label_code = {s: j for j, s in enumerate(status_labels)}
@@ -270,6 +280,7 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
     constant_within(run_group, "system", "run")
     constant_within(run_group, "dataset_id", "run")
     constant_within(run_group, "graded_after_timeout", "run")
+    constant_within(run_group, "protocol", "run")
     run_task = _group_key(run_group, task)
     constant_within(run_task, "weight", "task of a run")
     constant_within(run_task, "stratum", "task of a run")

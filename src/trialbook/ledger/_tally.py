@@ -109,6 +109,9 @@ class RunTally:
     reruns: int = 0
     """Attempts run again after an infrastructure error (their tallied row has ``retry`` > 0); the
     rows they superseded are never tallied."""
+    protocol: str | None = None
+    """How the run's attempts were made (independent, repair, human-selected); None: not
+    recorded (a ledger older than the field, or a file that does not say)."""
     selected_rows: int = 0
     """Tallied rows that record ``selected`` (whether a selector delivered that candidate)."""
     failed: Mapping[str, int] = field(default_factory=dict)
@@ -347,6 +350,7 @@ def tally_ledger(
             for name in NOT_RECORDABLE
             if name in lacking and lacking[name].any()
         },
+        protocol=_text(run.first("protocol")),
         selected_rows=int((~np.isnan(rows.values["selected"])).sum()),
         reruns=run.reruns(),
         **_failed(rows, passed, timed_out),

@@ -158,6 +158,13 @@ def _new_race(options: RaceOptions, sequential: SequentialOptions) -> RaceRecord
             f"{suite.root}: the suite lock is stale or missing: run "
             f"'trialbook suite freeze {suite.root}' first"
         )
+    if suite.protocol != "independent":
+        # the sequential tests pair tasks as independent draws of each system's success
+        raise ArgumentError(
+            f"{suite.root}: protocol {suite.protocol!r}: a race compares independent attempts; "
+            "race a suite whose protocol is independent",
+            argument="suite",
+        )
     if sequential.method == "discordant" and suite.k != 1:
         raise ArgumentError(
             f"the discordant test takes single-attempt suites; this one has k={suite.k}: use "

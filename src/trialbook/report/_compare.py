@@ -26,6 +26,9 @@ def compare_to_dict(c: Comparison) -> dict[str, Any]:
     doc = {
         "schema": COMPARE_SCHEMA,
         "metric": c.metric,
+        # each run's attempt protocol (null: not recorded, read as independent); a metric
+        # "A vs B" when --mixed-protocols compared runs of different ones
+        "protocols": {"baseline": c.protocols[0], "candidate": c.protocols[1]},
         "tasks": c.tasks,
         "dropped": {
             "baseline_only": c.dropped_baseline_only,

@@ -23,6 +23,7 @@ from trialbook.report._views import (
     fault_title,
     header,
     headline,
+    metric_label,
     metric_rows,
     pct,
     selection_notes,
@@ -48,6 +49,31 @@ def _scorecard(run: RunScore) -> str:
     metrics = table(["metric", "estimate", "interval", "SE"], [r[:4] for r in rows], caption)
     effort = table(["companion figure", "value"], companions(run), numeric_from=2)
     return f'<div class="pair">{metrics}{effort}</div>'
+
+
+def _rounds(run: RunScore, anchor: str) -> str:
+    """A repair run's curve: success within k rounds for k = 1.. (it only rises)."""
+    rows = []
+    for k in run.ks:
+        m = run.metrics[f"within@{k}"]
+        rows.append([str(k), pct(m.estimate), interval(m.ci_low, m.ci_high)])
+    numbers = table(["k", "success within k rounds", "interval"], rows)
+    caption = (
+        "Success within k rounds of repair (each round told of the one before) rises with k: "
+        "some round of the first k passes. Bands are the intervals over tasks."
+    )
+    return figure(
+        f"{anchor}-rounds", lambda: _plots.rounds_svg(run, f"{anchor}-rounds"), caption, numbers
+    )
+
+
+def _curve(run: RunScore, anchor: str) -> list[str]:
+    """The figure against k the run's protocol gives meaning to."""
+    if run.protocol == "repair":
+        return ["<h3>Success within k rounds, round by round</h3>", _rounds(run, anchor)]
+    if run.protocol == "human-selected":
+        return []  # one delivered attempt per task: no curve over k
+    return ["<h3>pass@k and pass^k against k</h3>", _passk(run, anchor)]
 
 
 def _passk(run: RunScore, anchor: str) -> str:
@@ -87,8 +113,9 @@ def _strata(run: RunScore, anchor: str) -> str:
         ]
         for s in run.strata
     ]
-    numbers = table(["stratum", "tasks", "attempts", metric, "interval"], rows)
-    caption = f"{metric} per stratum with its interval over the stratum's tasks; dotted line: the whole run."
+    label = metric_label(metric)
+    numbers = table(["stratum", "tasks", "attempts", label, "interval"], rows)
+    caption = f"{label} per stratum with its interval over the stratum's tasks; dotted line: the whole run."
     name = f"{anchor}-strata"
     return figure(name, lambda: _plots.strata_svg(run, metric, name), caption, numbers)
 
@@ -255,7 +282,7 @@ def run_section(
     parts += [f'<p class="note">note: {escape(n)}</p>' for n in run.notes]
     parts += ["<h3>Scorecard</h3>", _scorecard(run)]
     parts += ["<h3>Failures by outcome and error</h3>", _failures(run)]
-    parts += ["<h3>pass@k and pass^k against k</h3>", _passk(run, anchor)]
+    parts += _curve(run, anchor)
     parts += ["<h3>By stratum</h3>", _strata(run, anchor)]
     if grid is not None:
         parts += ["<h3>Outcomes, task by attempt</h3>", _grid(grid, base)]

@@ -31,6 +31,7 @@ __all__ = [
     "difference_svg",
     "passk_svg",
     "plots_available",
+    "rounds_svg",
     "strata_svg",
     "variance_svg",
 ]
@@ -108,6 +109,26 @@ def passk_svg(run: RunScore, name: str) -> str:
             )
             ax.plot(ks, [m.estimate for m in ms], style, color=colour, marker=marker, label=label)
         ax.set_xlabel("k (attempts per task)")
+        ax.set_ylabel("share of tasks")
+        ax.set_ylim(0, 1.02)
+        ax.set_xticks(ks if len(ks) <= 12 else ks[:: max(1, len(ks) // 10)])
+        _percent_axis(ax)
+        ax.legend(loc="best")
+    return out[0]
+
+
+def rounds_svg(run: RunScore, name: str) -> str:
+    """A repair run's success within k rounds against k, with its interval as a band."""
+    ks = list(run.ks)
+    with _figure(name, 6.0, 3.2) as (fig, out):
+        ax = fig.add_subplot()
+        ms = [run.metrics[f"within@{k}"] for k in ks]
+        ax.fill_between(
+            ks, [m.ci_low for m in ms], [m.ci_high for m in ms], color=BLUE, alpha=0.18, lw=0
+        )
+        label = "success within k rounds"
+        ax.plot(ks, [m.estimate for m in ms], "-", color=BLUE, marker="o", label=label)
+        ax.set_xlabel("k (rounds of repair per task)")
         ax.set_ylabel("share of tasks")
         ax.set_ylim(0, 1.02)
         ax.set_xticks(ks if len(ks) <= 12 else ks[:: max(1, len(ks) // 10)])

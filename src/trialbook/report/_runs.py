@@ -15,7 +15,9 @@ RUNS_SCHEMA = "trialbook.runs/1"
 
 def runs_to_dict(runs: Sequence[RunSummary]) -> dict[str, Any]:
     """``trialbook.runs/1``: ``{"schema", "runs": [{run_id, system, dataset_id, status,
-    attempts, planned, started_at, pass@1, selection, reruns, superseded, lost}]}``."""
+    attempts, planned, started_at, pass@1, selection, protocol, reruns, superseded, lost}]}``
+    (``pass@1`` is null for a
+    repair or human-selected run; ``protocol`` null where the run's record does not say)."""
     return {
         "schema": RUNS_SCHEMA,
         "runs": [
@@ -32,6 +34,7 @@ def runs_to_dict(runs: Sequence[RunSummary]) -> dict[str, Any]:
                 "reruns": r.reruns,
                 "superseded": r.superseded,
                 "lost": r.lost,
+                "protocol": r.protocol,
             }
             for r in runs
         ],
@@ -45,8 +48,9 @@ def _dataset(dataset_id: str | None) -> str:
 def runs_text(runs: Sequence[RunSummary]) -> str:
     """One line per run, to fit 80 columns: id, system, status, attempts done of planned, start
     (month-day and time, UTC), pass@1; the dataset above when every run shares it (else on a line
-    below each run), the run's task selection below it when it has one, and its re-runs and lost
-    attempts when it has some."""
+    below each run), the run's task selection below it when it has one, its protocol when its
+    attempts are not independent (its pass@1 then shows "-"), and its re-runs and lost attempts
+    when it has some."""
     if not runs:
         return "no runs in this ledger"
     datasets = {r.dataset_id for r in runs}
@@ -89,4 +93,6 @@ def runs_text(runs: Sequence[RunSummary]) -> str:
             again = f"{r.reruns} attempt(s) re-run ({r.superseded} superseded row(s) kept)"
             waiting = f"{r.lost} lost attempt(s), a resume runs them again" if r.lost else ""
             out.append("  " + "; ".join(p for p in (again if r.reruns else "", waiting) if p))
+        if r.protocol not in (None, "independent"):
+            out.append(f"  protocol: {r.protocol} (no pass@1: its attempts are not independent)")
     return "\n".join(out)

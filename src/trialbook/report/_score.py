@@ -31,6 +31,9 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
         "tasks": run.tasks,
         "attempts": run.attempts,
         "ks": list(run.ks),
+        # independent (or null: not recorded, read as independent): metrics holds pass@K and
+        # pass^K; repair: within@K (success within K rounds); human-selected: delivered
+        "protocol": run.protocol,
         "metrics": {name: _metric(m) for name, m in run.metrics.items()},
         "rates": {
             "pooled_attempt": _metric(run.pooled_attempt_rate),

@@ -18,12 +18,24 @@ from trialbook.stats import Total
 _LADDER = (1, 2, 3, 4, 5, 10, 20, 50, 100, 200, 500, 1000)
 
 
+def metric_label(name: str) -> str:
+    """A figure's name as printed: pass@k and pass^k as they are; a repair run's ``within@k`` as
+    "success within k rounds"; a human-selected run's ``delivered`` in words."""
+    if name.startswith("within@"):
+        k = int(name.removeprefix("within@"))
+        return f"success within {k} round{'s' if k != 1 else ''}"
+    if name == "delivered":
+        return "delivered success (picked attempt)"
+    return name
+
+
 def shown_metrics(run: RunScore) -> tuple[list[str], str | None]:
     """Metric names for a table: all of them for up to 10 budgets, else a ladder of k and the largest."""
-    if len(run.ks) <= 10:
+    if len(run.ks) <= 10 or not run.metrics:
         return list(run.metrics), None
     ks = [k for k in run.ks if k in _LADDER or k == run.ks[-1]]
-    names = [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
+    prefixes = ("within@",) if run.protocol == "repair" else ("pass@", "pass^")
+    names = [f"{p}{k}" for p in prefixes for k in ks if f"{p}{k}" in run.metrics]
     note = f"showing k = {', '.join(map(str, ks))} of {len(run.ks)} budgets; --format json has all, --k picks"
     return names, note
 
@@ -139,6 +151,11 @@ def naive_vs_clustered(naive: float, clustered: float) -> str:
 
 def variance_lines(run: RunScore) -> list[str]:
     v = run.variance
+    if v is None and run.protocol in ("repair", "human-selected"):
+        return [
+            f"variance: not split for a {run.protocol} run (its attempts are not independent "
+            "draws of one task)"
+        ]
     if v is None:
         return [
             "variance: cannot separate between/within-task parts (need 2+ tasks and 2+ attempts)"
@@ -196,7 +213,7 @@ def metric_rows(
     if not every and first is not None and "pass^1" in names:
         names = [n for n in names if n != "pass^1"]
         hidden.append("pass^1")
-    rows = [_row(name, run.metrics[name], False) for name in names]
+    rows = [_row(metric_label(name), run.metrics[name], False) for name in names]
     pooled = _row(pooled_label, run.pooled_attempt_rate, True)
     if not every and first is not None and pooled[1:4] == first:
         hidden.append("the pooled attempt rate")
@@ -237,6 +254,15 @@ def headline_parts(run: RunScore) -> list[tuple[str, str]]:
     """The headline's figures as (label, value): pass@1 with its interval, pass^k at the largest k
     (when above 1), and the design."""
     parts: list[tuple[str, str]] = []
+    if run.protocol == "human-selected":
+        got = run.metrics.get("delivered")
+        shown = _est(got) if got else "not known (no attempt is recorded as selected)"
+        return [(metric_label("delivered"), shown)]
+    if run.protocol == "repair":
+        top = max(run.ks)
+        for k in sorted({min(run.ks), top}):
+            parts.append((metric_label(f"within@{k}"), _est(run.metrics[f"within@{k}"])))
+        return parts
     if "pass@1" in run.metrics:
         parts.append(("pass@1", _est(run.metrics["pass@1"])))
     top = max(run.ks)
@@ -270,6 +296,8 @@ def identity(run: RunScore) -> str:
     if run.dataset_id:
         ds = run.dataset_id
         parts.append(f"dataset {ds if len(ds) <= 24 else ds[:12] + '…'}")
+    if run.protocol in ("repair", "human-selected"):
+        parts.append(f"protocol {run.protocol}")
     return " · ".join(parts)
 
 
@@ -399,7 +427,9 @@ def task_rows(run: RunScore) -> list[tuple[str, ...]]:
 
 def strata_view(run: RunScore) -> tuple[list[str], list[tuple[str, str, list[str]]]]:
     """Column names (pass@1 and the longest pass^k) and per stratum: name, tasks, cells."""
-    names = list(run.metrics)[:1] + [m for m in run.metrics if m.startswith("pass^")][-1:]
+    last = "within@" if run.protocol == "repair" else "pass^"
+    names = list(run.metrics)[:1] + [m for m in run.metrics if m.startswith(last)][-1:]
+    names = list(dict.fromkeys(names))
     rows = [
         (
             s.stratum,
@@ -411,7 +441,7 @@ def strata_view(run: RunScore) -> tuple[list[str], list[tuple[str, str, list[str
         )
         for s in run.strata
     ]
-    return names, rows
+    return [metric_label(n) for n in names], rows
 
 
 def across_lines(report: ScoreReport) -> list[str]:

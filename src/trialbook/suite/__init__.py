@@ -15,11 +15,12 @@ from trialbook.suite._freeze import (
     tree_hash,
     write_lock,
 )
-from trialbook.suite._load import LOCK_NAME, Suite, Task, load_suite
+from trialbook.suite._load import LOCK_NAME, PROTOCOLS, Suite, Task, load_suite
 
 __all__ = [
     "LOCK_NAME",
     "LOCK_SCHEMA",
+    "PROTOCOLS",
     "Lock",
     "LockCheck",
     "Suite",

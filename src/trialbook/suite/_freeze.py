@@ -182,6 +182,8 @@ def _budget(suite: Suite) -> dict[str, Any]:
     }
     if suite.grade_after_timeout:  # only when set, so that every other suite keeps its dataset_id
         budget["grade_after_timeout"] = True
+    if suite.protocol != "independent":  # likewise: an independent suite keeps its dataset_id
+        budget["protocol"] = suite.protocol
     return budget
 
 

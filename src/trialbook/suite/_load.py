@@ -16,13 +16,16 @@ from typing import Any
 
 from trialbook.errors import SuiteError
 
-__all__ = ["LOCK_NAME", "Suite", "SuiteError", "Task", "load_suite"]
+__all__ = ["LOCK_NAME", "PROTOCOLS", "Suite", "SuiteError", "Task", "load_suite"]
 
 LOCK_NAME = "suite.lock.json"
 DEFAULT_GRADER_TIMEOUT_S = 120.0
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 MAX_K = 100_000
 """Attempts per task beyond this are refused: the seeds and the plan are built in memory."""
+PROTOCOLS = ("independent", "repair", "human-selected")
+"""How a suite's attempts are made (docs/harness.md, "Attempt protocols"); the same words as the
+ledger's ``protocol`` field (a test holds the two lists equal: the suite may not import the ledger)."""
 SEED_RANGE = (-(2**53), 2**53)
 """Seeds go into every row's ``seed``, and the ledger keeps integers exact up to 2**53 in size."""
 
@@ -76,6 +79,10 @@ class Suite:
     grade_after_timeout: bool = False
     """The graders judge the workspace even when the agent hit its timeout (a timed-out attempt may
     then pass, and every row of the run says so in ``graded_after_timeout``)."""
+    protocol: str = "independent"
+    """How attempts are made: ``independent`` (fresh workspace, no memory of earlier attempts),
+    ``repair`` (attempt i runs after attempt i-1 and is handed its outcome and grader output) or
+    ``human-selected`` (a person picks which attempt counts)."""
 
     @property
     def lock_path(self) -> Path:
@@ -100,6 +107,7 @@ _SUITE_KEYS = {
     "subsets": "table: subset name -> list of task ids",
     "grader_version": "version string of the suite's graders",
     "grade_after_timeout": "true: grade the workspace even after a timeout (default false)",
+    "protocol": "how attempts are made: independent (default), repair or human-selected",
 }
 _TASK_KEYS = {
     "prompt": "prompt text",
@@ -249,6 +257,10 @@ def load_suite(root: str | Path) -> Suite:
             path, "grade_after_timeout", f"expected true or false, got {grade_after_timeout!r}"
         )
         grade_after_timeout = False
+    protocol = data.get("protocol", "independent")
+    if protocol not in PROTOCOLS:
+        check.add(path, "protocol", f"expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+        protocol = "independent"
 
     tasks_dir = root / "tasks"
     _refuse_link(tasks_dir, check)
@@ -311,6 +323,7 @@ def load_suite(root: str | Path) -> Suite:
         grader_version=grader_version,
         description=data.get("description"),
         grade_after_timeout=grade_after_timeout,
+        protocol=protocol,
     )
 
 

@@ -75,6 +75,9 @@ class RunRecord:
     selection: str | None = None
     """How the tasks were selected (``subset smoke``, ``--task 'repair-*'``, ``--limit 3``); None:
     the whole suite."""
+    protocol: str | None = None
+    """How the run's attempts were made: ``independent``, ``repair`` or ``human-selected``; None:
+    not recorded (a run stored before schema 10)."""
 
     @property
     def provenance(self) -> Provenance | None:
@@ -148,6 +151,7 @@ def record_from_rows(ledger: Ledger, run: str, origin: str) -> RunRecord:
         grader_version=agreed_text("grader_version"),
         harness_version=agreed_text("harness_version"),
         sandbox=agreed_text("sandbox"),
+        protocol=agreed_text("protocol"),
         started_at=min(started) if started else now(),
         origin=origin,
         source=None if p is None else p.source,

@@ -291,6 +291,7 @@ class StoreTallies:
 
         completion = self._completion(run_id)
         system, dataset = constant("system"), constant("dataset_id")
+        protocol = constant("protocol")
         return RunTally(
             run_id=run_id,
             source=self._path,
@@ -330,6 +331,7 @@ class StoreTallies:
             cost=cost,
             score=score,
             score_rows=score_rows,
+            protocol=None if protocol is None else str(protocol),
             selected_rows=(
                 int(self._one(f'SELECT count("selected") FROM attempts WHERE {condition}', cargs))
                 if "selected" in self._present

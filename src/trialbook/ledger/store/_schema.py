@@ -339,6 +339,14 @@ SELECT
         WHERE e.run_id = r.run_id AND e.event = 'resumed') AS cut_off_rerun,
     (SELECT count(*) FROM attempts a WHERE a.run_id = r.run_id AND a.retry > 0) AS reruns
 FROM runs r;
+# Schema 10: the attempt protocol (independent trials, rounds of repair, or a person's pick), on
+# every row (so that JSONL and CSV carry it too) and on the run record. Rows and runs stored
+# before keep NULL there: not recorded, and every report of such a run says so.
+_V10 = """
+ALTER TABLE attempts ADD COLUMN "protocol" TEXT
+    CHECK ("protocol" IS NULL OR ("protocol" IN ('independent', 'repair', 'human-selected')));
+ALTER TABLE runs ADD COLUMN protocol TEXT
+    CHECK (protocol IS NULL OR protocol IN ('independent', 'repair', 'human-selected'));
 """
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
@@ -351,6 +359,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (7, "the validated columns of each batch of rows, for reading a run without a row loop", _V7),
     (8, "races: two runs as one sequential comparison, and its events", _V8),
     (9, "re-runs of lost attempts: retry and lost, unique on the attempt and its retry", _V9),
+    (10, "attempt protocol: on every row and on the run record", _V10),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from trialbook.ledger._fields import FIELDS, STATUSES, Field
+from trialbook.ledger._fields import FIELDS, PROTOCOLS, STATUSES, Field
 
 __all__ = [
     "COUNTED",
@@ -101,6 +101,9 @@ def row_doubts(present: set[str], trusted: bool) -> str:
             ' OR ("timed_out" <> ("status" = \'timed_out\')'
             f' AND NOT ("passed" AND "timed_out" AND {gat})))'
         )
+    if "protocol" in present:
+        known_protocols = ", ".join(f"'{p}'" for p in PROTOCOLS)
+        doubts.append(f'"protocol" IS NOT NULL AND "protocol" NOT IN ({known_protocols})')
     for name in ("started_at", "finished_at"):
         if name in present:
             doubts.append(f'"{name}" IS NOT NULL AND coalesce({_stamp_ok(name)}, 0) = 0')
@@ -165,7 +168,7 @@ PACKED = {
     ),
 }
 SUMS = ("helper_calls", "tool_calls", "tokens_in", "tokens_out")
-RUN_CONSTANT = ("k_budget", "system", "dataset_id", "graded_after_timeout")
+RUN_CONSTANT = ("k_budget", "system", "dataset_id", "graded_after_timeout", "protocol")
 TASK_CONSTANT = ("stratum", "weight")
 
 
