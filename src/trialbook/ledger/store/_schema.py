@@ -339,6 +339,8 @@ SELECT
         WHERE e.run_id = r.run_id AND e.event = 'resumed') AS cut_off_rerun,
     (SELECT count(*) FROM attempts a WHERE a.run_id = r.run_id AND a.retry > 0) AS reruns
 FROM runs r;
+"""
+
 # Schema 10: the attempt protocol (independent trials, rounds of repair, or a person's pick), on
 # every row (so that JSONL and CSV carry it too) and on the run record. Rows and runs stored
 # before keep NULL there: not recorded, and every report of such a run says so.
