@@ -7,6 +7,7 @@ Layout: ``_fields`` (the contract), ``_table`` (Ledger, TaskTable), ``_rules`` (
 the table, never the reverse.
 """
 
+from trialbook.ledger._checks import CheckVerdict, checks_from_grader, checks_text, read_checks
 from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, REQUIRED, STATUSES, Field
 from trialbook.ledger._provenance import Completion, Provenance, SourceFile
 from trialbook.ledger._rows import ledger_from_rows, ledger_rows, ledger_tuples
@@ -39,6 +40,7 @@ __all__ = [
     "NOT_RECORDABLE",
     "REQUIRED",
     "STATUSES",
+    "CheckVerdict",
     "Completion",
     "ExportFormat",
     "Field",
@@ -56,6 +58,8 @@ __all__ = [
     "TallyOfLedger",
     "TaskGroups",
     "TaskTable",
+    "checks_from_grader",
+    "checks_text",
     "import_files",
     "ledger_from_rows",
     "ledger_rows",
@@ -64,6 +68,7 @@ __all__ = [
     "open_tallies",
     "per_task",
     "prepare",
+    "read_checks",
     "read_ledger",
     "tally_ledger",
     "write_ledger",

@@ -106,6 +106,8 @@ class RunTally:
     """Per required field some tallied rows' source did not record, how many (fields in order)."""
     selected_rows: int = 0
     """Tallied rows that record ``selected`` (whether a selector delivered that candidate)."""
+    checks_rows: int = 0
+    """Tallied rows that record ``checks`` (the grader's named checks)."""
     failed: Mapping[str, int] = field(default_factory=dict)
     """Tallied rows that did not pass, by outcome: ``infra_error`` (by status), ``timed_out`` (by
     the flag) and ``failed`` (the rest); every key present."""
@@ -341,6 +343,7 @@ def tally_ledger(
             if name in lacking and lacking[name].any()
         },
         selected_rows=int((~np.isnan(rows.values["selected"])).sum()),
+        checks_rows=int((rows.codes["checks"] >= 0).sum()),
         **_failed(rows, passed, timed_out),
     )
 

@@ -297,6 +297,21 @@ CREATE TRIGGER race_events_no_delete BEFORE DELETE ON race_events
 BEGIN SELECT RAISE(ABORT, 'the ledger is append-only: race_events rows are never deleted'); END;
 """
 
+# Schema 9: a grader's named checks (canonical JSON, validated by the ledger's rules, as every format
+# is) and the outcome kinds of fault-injection and permission tasks: the protection outcome, the task
+# outcome (false never passes) and the stop reason. Added columns are NULL in earlier rows: not
+# recorded, as those rows never recorded them.
+_V9 = """
+ALTER TABLE attempts ADD COLUMN "checks" TEXT
+    CHECK ("checks" IS NULL OR (typeof("checks") = 'text' AND json_valid("checks")));
+ALTER TABLE attempts ADD COLUMN "protection" INTEGER
+    CHECK ("protection" IS NULL OR ("protection" IN (0, 1)));
+ALTER TABLE attempts ADD COLUMN "task_outcome" INTEGER
+    CHECK ("task_outcome" IS NULL OR ("task_outcome" IN (0, 1)));
+ALTER TABLE attempts ADD COLUMN "stop_reason" TEXT
+    CHECK ("stop_reason" IS NULL OR (typeof("stop_reason") = 'text'));
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
@@ -306,6 +321,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (6, "run provenance: agent, graders, pass-env names, host, planned attempts, selection", _V6),
     (7, "the validated columns of each batch of rows, for reading a run without a row loop", _V7),
     (8, "races: two runs as one sequential comparison, and its events", _V8),
+    (9, "checks, protection, task_outcome and stop_reason: graders that say why", _V9),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
