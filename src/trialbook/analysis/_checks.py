@@ -138,8 +138,8 @@ def check_rates(rows: Ledger, groups: TaskTable, rates: CheckRates) -> tuple[Che
 
 
 def check_moves(
-    baseline: Ledger,
-    candidate: Ledger,
+    baseline: Ledger | None,
+    candidate: Ledger | None,
     *,
     confidence: float,
     resamples: int,
@@ -147,7 +147,10 @@ def check_moves(
 ) -> tuple[CheckMove, ...]:
     """Per check both runs record, the paired difference of its per-task pass share over the tasks
     both record it on (tasks resampled, as compare's difference is); checks in the baseline's
-    order, then the candidate's new ones."""
+    order, then the candidate's new ones. Checks shared by fewer than two tasks are left out (no
+    interval over one task)."""
+    if baseline is None or candidate is None:
+        return ()
     if not (baseline.recorded("checks") and candidate.recorded("checks")):
         return ()
     base_groups, cand_groups = baseline.tasks(), candidate.tasks()

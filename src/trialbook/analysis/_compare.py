@@ -22,6 +22,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook.analysis._checks import CheckMove, check_moves
 from trialbook.analysis._faults import fault_task_mask
 from trialbook.analysis._options import IntervalOptions
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
@@ -167,6 +168,8 @@ class Comparison:
     """Every paired task, in the baseline's order."""
     fault_tasks_left_out: int = 0
     """Fault-case tasks (stratum fault:<type> or regression:<type>) kept out of the comparison."""
+    checks: tuple[CheckMove, ...] = ()
+    """Per named check both runs record: its paired difference over the shared tasks."""
 
     @property
     def improved_tasks(self) -> tuple[str, ...]:
@@ -219,6 +222,8 @@ class _Run:
     """``INTERRUPTED: 12 of 24 attempts`` for a run of our own harness that did not finish."""
     fault_tasks: int = 0
     """Fault-case tasks left out."""
+    rows: Ledger | None = None
+    """The attempts compared (after quarantine and fault cases), for the per-check moves."""
 
 
 def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
@@ -267,6 +272,7 @@ def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
         earlier=earlier,
         incomplete=completion.label if (completion := ledger.completion_of(run_id)) else "",
         fault_tasks=int(faulty.sum()),
+        rows=rows,
     )
 
 
@@ -463,4 +469,11 @@ def compare_runs(
             for i, x, y in zip(ia.tolist(), va.tolist(), vb.tolist(), strict=True)
         ),
         fault_tasks_left_out=left_out,
+        checks=check_moves(
+            a.rows,
+            b.rows,
+            confidence=options.confidence,
+            resamples=options.resamples,
+            seed=options.seed,
+        ),
     )

@@ -351,8 +351,8 @@ def grade_workspace(
     if outcome.cancelled:
         return None
     if outcome.timed_out:
-        why = f"grader stopped at its {grader_timeout_s:g} s timeout (counted as a fail)"
-        return Verdict(passed=False, notes=(why,))
+        stopped = f"grader stopped at its {grader_timeout_s:g} s timeout (counted as a fail)"
+        return Verdict(passed=False, notes=(stopped,))
     if why := not_started(outcome, captured.text("grader.stderr"), workspace_is_agents=True):
         return Verdict(passed=False, notes=(f"{_GRADER_MISSING} could not be started ({why})",))
     return read_verdict(captured.text("grader.stdout"), outcome.exit_code == 0, outcomes)
