@@ -54,7 +54,7 @@ def test_grader_check_on_the_bundled_suite_finds_no_false_verdict() -> None:
     )
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert data["grader_version"] == "trialbook-grading-1"
+    assert data["grader_version"] == "trialbook-grading-2"
     assert (data["false_accepts"], data["false_rejects"]) == (0, 0)
     # fixture, reference, a decoy, and the generated shadow-stdlib and exit-on-import decoys
     assert len(data["cases"]) == 5 * len(EASE)

@@ -132,22 +132,14 @@ def grader_check_text(check: GraderCheck) -> str:
     lines.append(
         f"{'overall':<28} {len(check.cases):>5} {check.false_accepts:>14} {check.false_rejects:>14}"
     )
-    graders = check.per_grader()
-    if len(graders) > 1:
-        lines += ["", f"{'grader':<40} {'tasks':>5} {'false accepts':>14} {'false rejects':>14}"]
-        for grader, (tasks, _, fa, fr) in graders.items():
-            shown = grader if len(grader) <= 40 else grader[:39] + "\u2026"
-            lines.append(f"{shown:<40} {tasks:>5} {fa:>14} {fr:>14}")
+    lines += ["", f"{'tasks':>5} {'false accepts':>14} {'false rejects':>14}  grader"]
+    for grader, (tasks, _, fa, fr) in check.per_grader().items():
+        lines.append(f"{tasks:>5} {fa:>14} {fr:>14}  {grader}")
     per_check = check.per_check()
     if per_check:
-        lines += [
-            "",
-            f"{'check (task: name)':<40} {'samples':>7} {'false acc.':>11} {'false rej.':>11}",
-        ]
+        lines += ["", f"{'samples':>7} {'false accepts':>14} {'false rejects':>14}  task: check"]
         for (task, name), (n, fa, fr) in per_check.items():
-            label = f"{task}: {name}"
-            shown = label if len(label) <= 40 else label[:39] + "\u2026"
-            lines.append(f"{shown:<40} {n:>7} {fa:>11} {fr:>11}")
+            lines.append(f"{n:>7} {fa:>14} {fr:>14}  {task}: {name}")
     for c in check.cases:
         if not c.ok:
             want = "pass" if c.should_pass else "fail"
