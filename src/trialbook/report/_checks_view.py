@@ -60,7 +60,7 @@ def check_rows(run: RunScore) -> list[tuple[str, ...]]:
     ]
 
 
-OUTCOME_HEAD = ("fault case", "protection held", "task done", "protected, failed", "stop reasons")
+OUTCOME_HEAD = ("fault case", "protected", "task done", "held, not done", "stop reasons")
 
 
 def outcome_title(run: RunScore) -> str:
