@@ -30,7 +30,9 @@ def test_the_bundled_suite_is_frozen_and_every_fix_replaces_fixture_files() -> N
             # expect.json is the grader-check's (the checks a sample must pass or fail), never
             # laid into a workspace
             files = {
-                p.relative_to(fix) for p in fix.rglob("*") if p.is_file() and p.name != "expect.json"
+                p.relative_to(fix)
+                for p in fix.rglob("*")
+                if p.is_file() and p.name != "expect.json"
             }
             assert files, f"{fix} is empty"
             assert files <= fixture, f"{fix} writes files the fixture lacks: {files - fixture}"

@@ -144,20 +144,21 @@ def check_moves(
     confidence: float,
     resamples: int,
     seed: int,
-) -> tuple[CheckMove, ...]:
+) -> tuple[tuple[CheckMove, ...], tuple[str, ...]]:
     """Per check both runs record, the paired difference of its per-task pass share over the tasks
     both record it on (tasks resampled, as compare's difference is); checks in the baseline's
-    order, then the candidate's new ones. Checks shared by fewer than two tasks are left out (no
-    interval over one task)."""
+    order, then the candidate's new ones; and the checks both record but on fewer than two shared
+    tasks, left out (an interval over one task would be a point)."""
     if baseline is None or candidate is None:
-        return ()
+        return (), ()
     if not (baseline.recorded("checks") and candidate.recorded("checks")):
-        return ()
+        return (), ()
     base_groups, cand_groups = baseline.tasks(), candidate.tasks()
     base = per_task_checks(baseline, base_groups)
     cand = per_task_checks(candidate, cand_groups)
     where = {t: i for i, t in enumerate(cand_groups.task_ids)}
     out = []
+    few: list[str] = []
     for name in [*base, *(n for n in cand if n not in base)]:
         if name not in base or name not in cand:
             continue
@@ -168,9 +169,10 @@ def check_moves(
             if t in where and bn[i] > 0 and cn[where[t]] > 0
         ]
         if len(pairs) < 2:
-            continue  # no interval over fewer than two shared tasks
+            few.append(name)
+            continue
         b = np.array([bc[i] / bn[i] for i, _ in pairs])
         c = np.array([cc[j] / cn[j] for _, j in pairs])
         diff = paired_difference(b, c, confidence=confidence, resamples=resamples, seed=seed)
         out.append(CheckMove(name=name, difference=diff))
-    return tuple(out)
+    return tuple(out), tuple(few)

@@ -170,6 +170,8 @@ class Comparison:
     """Fault-case tasks (stratum fault:<type> or regression:<type>) kept out of the comparison."""
     checks: tuple[CheckMove, ...] = ()
     """Per named check both runs record: its paired difference over the shared tasks."""
+    checks_not_compared: tuple[str, ...] = ()
+    """Checks both runs record, but on fewer than two shared tasks (no interval): not compared."""
 
     @property
     def improved_tasks(self) -> tuple[str, ...]:
@@ -437,6 +439,14 @@ def compare_runs(
             "re-running until a gate passes measures persistence, not quality"
         )
 
+    moves, few = check_moves(
+        a.rows,
+        b.rows,
+        confidence=options.confidence,
+        resamples=options.resamples,
+        seed=options.seed,
+    )
+
     def side(run: _Run, spec: str, estimate: float) -> RunSide:
         path, _ = _split_spec(spec)
         system = next(iter(run.meta["system"]), None)
@@ -469,11 +479,6 @@ def compare_runs(
             for i, x, y in zip(ia.tolist(), va.tolist(), vb.tolist(), strict=True)
         ),
         fault_tasks_left_out=left_out,
-        checks=check_moves(
-            a.rows,
-            b.rows,
-            confidence=options.confidence,
-            resamples=options.resamples,
-            seed=options.seed,
-        ),
+        checks=moves,
+        checks_not_compared=few,
     )

@@ -16,7 +16,9 @@ it never ran. This runner keeps the verdict out of that process. It
 4. with ``--checks``, prints as its last line each test as a named check of the grader contract
    (``{"checks": {"doubled quote": {"passed": false, "reason": "AssertionError: ..."}}}``: the
    method's name without ``test_``; the reason is the first line of the failure), unless the
-   result pipe held something else (then no checks: nothing on it can be trusted).
+   result pipe held something else (then no checks: nothing on it can be trusted); with
+   ``--class-checks``, each ``TestCase`` class is one check instead (``class
+   ExistingBehaviourKept`` is ``existing behaviour kept``), passed when all its tests passed.
 
 So workspace code that exits early, exits 0 after failures or prints a fake "OK" fails. What it
 cannot stop is workspace code that changes the tests or the runner inside the child (patching
@@ -31,12 +33,13 @@ import ast
 import ctypes
 import json
 import os
+import re
 import selectors
 import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["check_names", "checks_line", "expected_tests", "main"]
+__all__ = ["check_names", "checks_line", "class_check_name", "expected_tests", "main"]
 
 _CHILD = r"""
 import json, os, sys, unittest
@@ -159,11 +162,38 @@ def check_names(tests: set[str]) -> dict[str, str]:
     return {t: name if counts[name] == 1 else t for t, name in short.items()}
 
 
-def checks_line(outcomes: Outcomes) -> str:
-    """The grader's last line: each test a named check (docs/harness.md, "The grader contract")."""
-    names = check_names(set(outcomes))
-    checks = {names[t]: {"passed": ok, "reason": why} for t, (ok, why) in sorted(outcomes.items())}
-    return json.dumps({"checks": checks}, sort_keys=True)
+def class_check_name(class_name: str) -> str:
+    """A TestCase class as a check name: ``ExistingBehaviourKept`` -> ``existing behaviour kept``
+    (a leading ``Test`` dropped)."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name.removeprefix("Test"))
+    return " ".join(w.lower() for w in words) or class_name
+
+
+def checks_line(outcomes: Outcomes, *, by_class: bool = False) -> str:
+    """The grader's last line (docs/harness.md, "The grader contract"): each test a named check, or
+    with ``by_class`` each TestCase class one check, passed when all its tests passed, its reason
+    the first failing test's (``key: AssertionError: ...``)."""
+    if not by_class:
+        names = check_names(set(outcomes))
+        checks = {
+            names[t]: {"passed": ok, "reason": why} for t, (ok, why) in sorted(outcomes.items())
+        }
+        return json.dumps({"checks": checks}, sort_keys=True)
+    groups: dict[str, list[str]] = {}
+    for test in sorted(outcomes):
+        groups.setdefault(test.rsplit(".", 1)[0], []).append(test)
+    short = {g: class_check_name(g.rsplit(".", 1)[-1]) for g in groups}
+    clash = {n for n in short.values() if list(short.values()).count(n) > 1}
+    by_name: dict[str, dict[str, object]] = {}
+    for group, tests in groups.items():
+        failing = [t for t in tests if not outcomes[t][0]]
+        reason = None
+        if failing:
+            test = failing[0].rsplit(".", 1)[-1].removeprefix("test_").replace("_", " ")
+            reason = f"{test}: {outcomes[failing[0]][1] or 'failed'}"
+        name = group if short[group] in clash else short[group]
+        by_name[name] = {"passed": not failing, "reason": reason}
+    return json.dumps({"checks": by_name}, sort_keys=True)
 
 
 _RESULTS_MAX = 1 << 20
@@ -207,11 +237,13 @@ def _undumpable() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the oracle tests in ``argv[0]`` against the current directory; 0 when all passed."""
     args = sys.argv[1:] if argv is None else argv
-    named = args[:1] == ["--checks"]
+    named = args[:1] in (["--checks"], ["--class-checks"])
+    by_class = args[:1] == ["--class-checks"]
     args = args[1:] if named else args
     if len(args) != 1 or not Path(args[0]).is_dir():
         print(
-            "usage: python -I -m trialbook.harness.grading [--checks] ORACLE_DIR", file=sys.stderr
+            "usage: python -I -m trialbook.harness.grading [--checks|--class-checks] ORACLE_DIR",
+            file=sys.stderr,
         )
         return 2
     oracle = Path(args[0]).resolve()
@@ -268,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
         ok, why, outcomes = _verdict(expected, lines, code)
     print(f"grading: {'PASS' if ok else 'FAIL'}: {why}")
     if named and outcomes is not None:  # last: the line the harness reads the checks from
-        print(checks_line(outcomes))
+        print(checks_line(outcomes, by_class=by_class))
     return 0 if ok else 1
 
 

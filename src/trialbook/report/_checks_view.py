@@ -16,20 +16,29 @@ __all__ = [
     "move_rows",
     "move_title",
     "moved",
+    "not_compared_line",
     "outcome_rows",
     "outcome_title",
     "top_reasons",
 ]
 
 CHECK_HEAD = ("check", "passed", "interval", "attempts", "lacking", "failure reasons")
-REASONS_SHOWN = 3
+REASONS_SHOWN = 2
+
+
+REASON_SHOWN = 48
+"""Characters of a reason in a table (JSON has it whole)."""
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= REASON_SHOWN else text[: REASON_SHOWN - 1] + "\u2026"
 
 
 def top_reasons(
     reasons: tuple[tuple[str, int], ...], other: int, shown: int = REASONS_SHOWN
 ) -> str:
     """``no source (4); timeout (1); 2 more`` — the first ``shown`` reasons and what is left."""
-    parts = [f"{text} ({count})" for text, count in reasons[:shown]]
+    parts = [f"{_cut(text)} ({count})" for text, count in reasons[:shown]]
     rest = sum(count for _, count in reasons[shown:]) + other
     if rest:
         parts.append(f"{rest} more")
@@ -111,6 +120,18 @@ def move_title(c: Comparison) -> str:
     return (
         f"checks: per-task pass share from baseline to candidate over the tasks both record it "
         f"on ({c.confidence:.0%} paired task-bootstrap interval); rose/fell: it excludes 0"
+    )
+
+
+def not_compared_line(c: Comparison) -> str | None:
+    """The checks both runs record on fewer than two shared tasks, which have no interval."""
+    if not c.checks_not_compared:
+        return None
+    names = ", ".join(c.checks_not_compared[:10])
+    more = f" and {len(c.checks_not_compared) - 10} more" if len(c.checks_not_compared) > 10 else ""
+    return (
+        f"{len(c.checks_not_compared)} check(s) on fewer than two shared tasks, not compared: "
+        f"{names}{more}"
     )
 
 

@@ -71,6 +71,7 @@ def compare_to_dict(c: Comparison) -> dict[str, Any]:
             }
             for m in c.checks
         ],
+        "checks_not_compared": list(c.checks_not_compared),
         "per_task": [
             {
                 "task_id": t.task_id,
@@ -194,6 +195,8 @@ def compare_table(c: Comparison) -> Group:
         for row in cv.move_rows(c):
             table.add_row(*row)
         parts += [Text(""), table]
+    if line := cv.not_compared_line(c):
+        parts += [Text(line, style="dim")]
     parts += [Text("")] + [Text(line) for line in _flips(c, 20)]
     return Group(*parts)
 
@@ -222,6 +225,8 @@ def compare_markdown(c: Comparison) -> str:
     if c.checks:
         body = ["| " + " | ".join(cv.MOVE_HEAD) + " |", "|---|---:|---:|---:|---:|---:|---|"]
         body += ["| " + " | ".join(md_text(x) for x in row) + " |" for row in cv.move_rows(c)]
+        if line := cv.not_compared_line(c):
+            body += ["", f"_{md_text(line)}_"]
         out += _fold(cv.move_title(c).replace("checks:", "Checks that moved:", 1), body)
     out += _fold("How this was decided", [f"- {md_text(line)}" for line in _how(c)])
     return "\n".join(out).rstrip() + "\n"
