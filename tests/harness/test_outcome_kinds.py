@@ -104,6 +104,7 @@ def test_the_fault_table_shows_protection_and_task_outcome_apart(tmp_path: Path)
     # headline: ok, bad and refusal-in-headline; the refusal is a failure there: 1 of 3 tasks
     assert scored["tasks"] == 3
     assert scored["metrics"]["pass@1"]["estimate"] == pytest.approx(1 / 3)
+    assert scored["checks"] == {}  # no grader here names checks
     passes = {t["task_id"]: t["passes"] for t in scored["per_task"]}
     assert passes["refusal-in-headline"] == 0
     (row,) = scored["faults"]["rows"]
