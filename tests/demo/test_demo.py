@@ -27,7 +27,13 @@ def test_the_bundled_suite_is_frozen_and_every_fix_replaces_fixture_files() -> N
         fixture = {p.relative_to(task.fixture) for p in task.fixture.rglob("*") if p.is_file()}
         root = task.fixture.parent
         for fix in (root / "reference", root / "decoys" / "plausible"):
-            files = {p.relative_to(fix) for p in fix.rglob("*") if p.is_file()}
+            # expect.json is the grader-check's (the checks a sample must pass or fail), never
+            # laid into a workspace
+            files = {
+                p.relative_to(fix)
+                for p in fix.rglob("*")
+                if p.is_file() and p.name != "expect.json"
+            }
             assert files, f"{fix} is empty"
             assert files <= fixture, f"{fix} writes files the fixture lacks: {files - fixture}"
 
@@ -54,8 +60,16 @@ def test_grader_check_on_the_bundled_suite_finds_no_false_verdict() -> None:
     )
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
-    assert data["grader_version"] == "trialbook-grading-1"
+    assert data["grader_version"] == "trialbook-grading-2"
     assert (data["false_accepts"], data["false_rejects"]) == (0, 0)
+    # the regression tasks' graders name their checks, and every sample's expect.json holds
+    regression = [t for t in EASE if t.startswith("regression-")]
+    assert {c["task_id"] for c in data["checks"]} == set(regression)
+    assert (data["check_false_accepts"], data["check_false_rejects"]) == (0, 0)
+    for case in data["cases"]:
+        if case["task_id"] in regression and case["case"] in ("reference", "decoy:plausible"):
+            assert case["expected"], case
+            assert set(case["expected"]) <= set(case["checks"]), case
     # fixture, reference, a decoy, and the generated shadow-stdlib and exit-on-import decoys
     assert len(data["cases"]) == 5 * len(EASE)
 

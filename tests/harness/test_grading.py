@@ -3,13 +3,14 @@ doing the task: exiting 0 on import, exiting 0 after the tests failed, printing 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from trialbook.harness.grading import expected_tests
+from trialbook.harness.grading import class_check_name, expected_tests
 
 TEST = """import os
 import sys
@@ -37,14 +38,14 @@ class NotATest:
 """
 
 
-def _grade(tmp_path: Path, module: str) -> tuple[int, str]:
+def _grade(tmp_path: Path, module: str, *flags: str) -> tuple[int, str]:
     oracle, workspace = tmp_path / "oracle", tmp_path / "ws"
     oracle.mkdir()
     workspace.mkdir()
     (oracle / "test_m.py").write_text(TEST)
     (workspace / "m.py").write_text(module)
     done = subprocess.run(
-        [sys.executable, "-I", "-m", "trialbook.harness.grading", str(oracle)],
+        [sys.executable, "-I", "-m", "trialbook.harness.grading", *flags, str(oracle)],
         cwd=workspace,
         capture_output=True,
         text=True,
@@ -102,3 +103,39 @@ def test_an_oracle_without_tests_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "no unittest tests" in done.stderr
+
+
+def test_with_checks_each_test_is_a_named_check_on_the_last_line(tmp_path: Path) -> None:
+    code, last = _grade(tmp_path, "def f(x):\n    return x + 1\n", "--checks")
+    assert code == 1
+    checks = json.loads(last)["checks"]
+    assert checks["one"] == {"passed": True, "reason": None}
+    assert checks["two"]["passed"] is False
+    assert checks["two"]["reason"] == "AssertionError: 3 != 4"  # f(2) = 3, the test wants 4
+
+
+def test_with_class_checks_each_testcase_class_is_one_check(tmp_path: Path) -> None:
+    code, last = _grade(tmp_path, "def f(x):\n    return x + 1\n", "--class-checks")
+    assert code == 1
+    assert json.loads(last) == {
+        "checks": {"t": {"passed": False, "reason": "two: AssertionError: 3 != 4"}}
+    }
+    assert class_check_name("ExistingBehaviourKept") == "existing behaviour kept"
+    assert class_check_name("TestHTTPServer") == "http server"
+
+
+def test_forged_results_give_no_checks(tmp_path: Path) -> None:
+    """A workspace that writes the runner's result pipe itself cannot name checks: nothing on the
+    pipe is trusted then, and no checks line is printed."""
+    module = (
+        "import os\n"
+        "for fd in range(3, 20):\n"
+        "    try:\n"
+        "        os.write(fd, b'not the protocol\\n')\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "def f(x):\n    return 2 * x\n"
+    )
+    code, last = _grade(tmp_path, module, "--checks")
+    assert code == 1
+    assert last == "grading: FAIL: the test process wrote something else on its result pipe"

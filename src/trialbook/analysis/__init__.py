@@ -3,7 +3,8 @@
 Each module is one question asked of a ledger: ``_score`` (the scorecard of each run), ``_compare``
 (is the candidate better than the baseline, task by task), ``_plan`` (how many tasks and attempts a
 design needs), ``_budget`` (coverage and cost per per-task budget), ``_selection`` (pool coverage
-against what a selector delivered), ``_faults`` (fault-injection and regression-set cases, in their
+against what a selector delivered), ``_checks`` (the grader's named checks: per-check rates and how
+they moved), ``_faults`` (fault-injection and regression-set cases, in their
 own table), ``_report`` (all of it for the HTML report: scorecards, outcome grids, comparisons).
 The numbers come from :mod:`trialbook.stats` (pure); the policy (quarantine, dropped
 infrastructure errors, weights, which runs) lives here; rendering lives in :mod:`trialbook.report`.
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
         budget_file,
         budget_replay,
     )
+    from trialbook.analysis._checks import CheckMove, CheckRate
     from trialbook.analysis._compare import (
         CompareOptions,
         Comparison,
@@ -71,6 +73,8 @@ __all__ = [
     "AttemptOutcome",
     "BudgetReport",
     "BudgetRow",
+    "CheckMove",
+    "CheckRate",
     "CompareOptions",
     "Comparison",
     "Failures",
@@ -117,6 +121,7 @@ _LAZY = {
         ("BudgetReport", "BudgetRow", "RunBudget", "budget_file", "budget_replay"), "_budget"
     ),
     **dict.fromkeys(("FaultRow", "FaultTable"), "_faults"),
+    **dict.fromkeys(("CheckMove", "CheckRate"), "_checks"),
     "SelectionSummary": "_selection",
     "Failures": "_failures",
     **dict.fromkeys(

@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook.analysis._checks import CheckMove, check_moves
 from trialbook.analysis._faults import fault_task_mask
 from trialbook.analysis._options import IntervalOptions
 from trialbook.analysis._protocol import METRIC, protocol_columns, side_metric
@@ -173,6 +174,10 @@ class Comparison:
     protocols: tuple[str | None, str | None] = (None, None)
     """The attempt protocol of the baseline and of the candidate (None: not recorded, read as
     independent); they differ only when ``mixed_protocols`` allowed it."""
+    checks: tuple[CheckMove, ...] = ()
+    """Per named check both runs record: its paired difference over the shared tasks."""
+    checks_not_compared: tuple[str, ...] = ()
+    """Checks both runs record, but on fewer than two shared tasks (no interval): not compared."""
 
     @property
     def improved_tasks(self) -> tuple[str, ...]:
@@ -229,6 +234,8 @@ class _Run:
     first_pass_rank: NDArray[np.int64] | None = None
     """Per task, attempts before its first pass (-1: none; ``_protocol.protocol_columns``)."""
     delivered: NDArray[np.float64] | None = None
+    rows: Ledger | None = None
+    """The attempts compared (after quarantine and fault cases), for the per-check moves."""
 
 
 def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
@@ -283,6 +290,7 @@ def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
         earlier=earlier,
         incomplete=completion.label if (completion := ledger.completion_of(run_id)) else "",
         fault_tasks=int(faulty.sum()),
+        rows=rows,
     )
 
 
@@ -462,6 +470,14 @@ def compare_runs(
             "re-running until a gate passes measures persistence, not quality"
         )
 
+    moves, few = check_moves(
+        a.rows,
+        b.rows,
+        confidence=options.confidence,
+        resamples=options.resamples,
+        seed=options.seed,
+    )
+
     def side(run: _Run, spec: str, estimate: float) -> RunSide:
         path, _ = _split_spec(spec)
         system = next(iter(run.meta["system"]), None)
@@ -495,4 +511,6 @@ def compare_runs(
             for i, x, y in zip(ia.tolist(), va.tolist(), vb.tolist(), strict=True)
         ),
         fault_tasks_left_out=left_out,
+        checks=moves,
+        checks_not_compared=few,
     )

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-__all__ = ["MetricEstimate"]
+import numpy as np
+from numpy.typing import NDArray
+
+from trialbook.analysis._options import IntervalOptions
+from trialbook.stats import BootstrapResult, clustered_se, task_bootstrap, wilson_task_interval
+
+__all__ = ["MetricEstimate", "metric_set"]
 
 
 @dataclass(frozen=True)
@@ -21,3 +28,41 @@ class MetricEstimate:
     """Analytic task-clustered standard error (None with a single task)."""
     se_bootstrap: float
     """Standard deviation of the bootstrap distribution."""
+
+
+def _estimate(boot: BootstrapResult, se: NDArray[np.float64], j: int) -> MetricEstimate:
+    s = float(se[j])
+    return MetricEstimate(
+        estimate=float(boot.estimate[j]),
+        ci_low=float(boot.ci_low[j]),
+        ci_high=float(boot.ci_high[j]),
+        se=None if np.isnan(s) else s,
+        se_bootstrap=float(boot.standard_error[j]),
+    )
+
+
+def metric_set(
+    values: NDArray[np.float64],
+    names: Sequence[str],
+    weights: NDArray[np.float64] | None,
+    options: IntervalOptions,
+    attempts: float | NDArray[np.float64],
+) -> tuple[dict[str, MetricEstimate], BootstrapResult]:
+    """Means over tasks of the columns of ``values`` (T, M) with the intervals ``options`` asks
+    for (the task bootstrap, or Wilson over the effective number of tasks, capped by
+    ``attempts``), one per name; and the bootstrap behind them."""
+    boot = task_bootstrap(
+        values,
+        weights=weights,
+        confidence=options.confidence,
+        resamples=options.resamples,
+        method="percentile" if options.method == "wilson" else options.method,
+        seed=options.seed,
+    )
+    se = clustered_se(values, weights)
+    if options.method == "wilson":
+        low, high = wilson_task_interval(
+            values, weights=weights, confidence=options.confidence, max_n=attempts
+        )
+        boot = replace(boot, ci_low=low, ci_high=high)
+    return {name: _estimate(boot, se, j) for j, name in enumerate(names)}, boot

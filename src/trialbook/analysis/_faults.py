@@ -14,9 +14,10 @@ that came back, seed 004) is an ordinary task and stays in the headline.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Literal, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -77,6 +78,16 @@ class FaultRow:
     """Tasks that never passed."""
     task_ids: tuple[str, ...]
     """The tasks, in ledger order."""
+    protection: dict[str, int] = field(default_factory=dict)
+    """Attempts per protection outcome (tasks declaring outcome kinds): ``held``, ``not held``,
+    ``not recorded`` (every key present once some attempt of the table records outcome kinds)."""
+    task_outcome: dict[str, int] = field(default_factory=dict)
+    """Attempts per task outcome: ``done``, ``not done``, ``not recorded``; an attempt whose
+    task was not done never counts as passed, whatever its protection outcome."""
+    protected_but_failed: int = 0
+    """Attempts whose protection held but whose task was not done (failures, counted apart)."""
+    stop_reasons: tuple[tuple[str, int], ...] = ()
+    """The recorded stop reasons with their counts, most common first."""
 
     @property
     def pass_rate(self) -> float:
@@ -95,6 +106,11 @@ class FaultTable:
     attempts: int
     """Their attempts in all."""
 
+    @property
+    def has_outcomes(self) -> bool:
+        """Whether some attempt records an outcome kind (protection, task outcome, stop reason)."""
+        return any(r.protection for r in self.rows)
+
 
 def fault_table(rows: Ledger) -> FaultTable | None:
     """The fault table of the fault-case attempts ``rows`` (None when there are none).
@@ -111,10 +127,12 @@ def fault_table(rows: Ledger) -> FaultTable | None:
         marked = fault_kind(groups.stratum[i])
         if marked is not None:
             keys.setdefault(marked, []).append(i)
+    outcomes = _outcome_columns(rows)
     out = []
     for (kind, fault_type), members in keys.items():
         idx = np.array(members, dtype=np.intp)
         n, c = groups.attempts[idx], groups.passes[idx]
+        mine = np.isin(groups.task, idx)
         out.append(
             FaultRow(
                 kind=kind,
@@ -125,11 +143,53 @@ def fault_table(rows: Ledger) -> FaultTable | None:
                 tasks_always_passed=int((c == n).sum()),
                 tasks_never_passed=int((c == 0).sum()),
                 task_ids=tuple(groups.task_ids[i] for i in members),
+                **(_no_outcomes() if outcomes is None else _outcome_counts(outcomes, mine)),
             )
         )
     return FaultTable(
         rows=tuple(out), tasks=sum(r.tasks for r in out), attempts=sum(r.attempts for r in out)
     )
+
+
+_Outcomes = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.object_]]
+
+
+def _outcome_columns(rows: Ledger) -> _Outcomes | None:
+    """protection, task_outcome (NaN: not recorded) and stop_reason per row; None when no row
+    records any of them."""
+    if not any(rows.recorded(n) for n in ("protection", "task_outcome", "stop_reason")):
+        return None
+    return rows.column("protection"), rows.column("task_outcome"), rows.column("stop_reason")
+
+
+class _OutcomeCounts(TypedDict):
+    protection: dict[str, int]
+    task_outcome: dict[str, int]
+    protected_but_failed: int
+    stop_reasons: tuple[tuple[str, int], ...]
+
+
+def _no_outcomes() -> _OutcomeCounts:
+    return {"protection": {}, "task_outcome": {}, "protected_but_failed": 0, "stop_reasons": ()}
+
+
+def _outcome_counts(columns: _Outcomes, mine: NDArray[np.bool_]) -> _OutcomeCounts:
+    protection, task, stop = columns[0][mine], columns[1][mine], columns[2][mine]
+    reasons = Counter(r for r in stop.tolist() if r is not None)
+    return {
+        "protection": {
+            "held": int((protection == 1).sum()),
+            "not held": int((protection == 0).sum()),
+            "not recorded": int(np.isnan(protection).sum()),
+        },
+        "task_outcome": {
+            "done": int((task == 1).sum()),
+            "not done": int((task == 0).sum()),
+            "not recorded": int(np.isnan(task).sum()),
+        },
+        "protected_but_failed": int(((protection == 1) & (task == 0)).sum()),
+        "stop_reasons": tuple(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
+    }
 
 
 def fault_strata(strata: Sequence[str]) -> tuple[str, ...]:

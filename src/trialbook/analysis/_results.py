@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from trialbook.analysis._checks import CheckRate
 from trialbook.analysis._estimate import MetricEstimate
 from trialbook.analysis._failures import Failures
 from trialbook.analysis._faults import FaultTable
@@ -142,6 +143,9 @@ class RunScore:
     faults: FaultTable | None = None
     """Fault type x outcome of the fault-case tasks (stratum ``fault:<type>`` or
     ``regression:<type>``), which the headline and every other figure leave out; None if none."""
+    checks: tuple[CheckRate, ...] = ()
+    """Per named check of the grader, its pass rate over tasks and its failure reasons
+    (``analysis/_checks.py``); empty when no scored attempt records checks."""
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,14 @@ The policy, in one place:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook.analysis._checks import CheckRate, check_rates
+from trialbook.analysis._estimate import metric_set
 from trialbook.analysis._failures import failures_of
 from trialbook.analysis._faults import fault_note, fault_strata, fault_table, fault_task_mask
 from trialbook.analysis._kept import Kept
@@ -27,7 +29,6 @@ from trialbook.analysis._options import IntervalOptions
 from trialbook.analysis._protocol import independent, protocol_metrics, protocol_notes
 from trialbook.analysis._results import (
     AcrossRuns,
-    MetricEstimate,
     RunScore,
     ScoreReport,
     StratumScore,
@@ -38,14 +39,12 @@ from trialbook.analysis._selection import SelectionSummary, selection_summary
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
 from trialbook.ledger import Ledger, RunTally, Tallies, TallyOfLedger, open_tallies
 from trialbook.stats import (
-    BootstrapResult,
-    clustered_se,
     cost_from_totals,
     effort_from_counts,
     task_bootstrap,
+    pass_k_matrix,
     total_of,
     variance_components,
-    wilson_task_interval,
 )
 
 __all__ = ["FEW_TASKS", "ScoreOptions", "kept_rows", "score_file", "score_ledger", "score_tallies"]
@@ -64,41 +63,6 @@ class ScoreOptions(IntervalOptions):
     """Mean over tasks with equal weight, or with the weights declared in the suite."""
     drop_infra_errors: bool = False
     """Drop attempts with status infra_error instead of counting them as failures."""
-
-
-def _estimate(boot: BootstrapResult, se: NDArray[np.float64], j: int) -> MetricEstimate:
-    s = float(se[j])
-    return MetricEstimate(
-        estimate=float(boot.estimate[j]),
-        ci_low=float(boot.ci_low[j]),
-        ci_high=float(boot.ci_high[j]),
-        se=None if np.isnan(s) else s,
-        se_bootstrap=float(boot.standard_error[j]),
-    )
-
-
-def _metric_set(
-    values: NDArray[np.float64],
-    names: Sequence[str],
-    weights: NDArray[np.float64] | None,
-    options: ScoreOptions,
-    attempts: float | NDArray[np.float64],
-) -> tuple[dict[str, MetricEstimate], BootstrapResult]:
-    boot = task_bootstrap(
-        values,
-        weights=weights,
-        confidence=options.confidence,
-        resamples=options.resamples,
-        method="percentile" if options.method == "wilson" else options.method,
-        seed=options.seed,
-    )
-    se = clustered_se(values, weights)
-    if options.method == "wilson":
-        low, high = wilson_task_interval(
-            values, weights=weights, confidence=options.confidence, max_n=attempts
-        )
-        boot = replace(boot, ci_low=low, ci_high=high)
-    return {name: _estimate(boot, se, j) for j, name in enumerate(names)}, boot
 
 
 def _short_tasks_error(
@@ -270,7 +234,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
     # one resample set for every figure: the metrics (task weights), the pooled attempt rate (c/n
     # weighted by n, i.e. sum c / sum n) and the first-attempt rate (equal weights)
     task_w = np.ones(t) if weights is None else weights
-    joint, boot = _metric_set(
+    joint, boot = metric_set(
         np.column_stack([values, c / n, first_pass]),
         [*names, "pooled", "first"],
         np.column_stack([np.repeat(task_w[:, None], len(names), axis=1), n, np.ones(t)]),
@@ -286,7 +250,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
     if tally.score_rows:
         if tally.score is not None:
             per_task_score = tally.score / n
-            scored, _ = _metric_set(
+            scored, _ = metric_set(
                 per_task_score[:, None], ["mean_score"], weights, options, float(n.sum())
             )
             mean_score = scored["mean_score"]
@@ -303,7 +267,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         order = (["(none)"] if None in strata_of_task else []) + list(tally.strata)
         for name in order:
             sel = stratum_col == name
-            stratum_metrics, _ = _metric_set(
+            stratum_metrics, _ = metric_set(
                 values[sel],
                 names,
                 None if weights is None else weights[sel],
@@ -377,6 +341,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         successful_tasks=int((c > 0).sum()),
     )
 
+    selection, checks = _row_views(source, run_id, tally, options)
     return RunScore(
         run_id=run_id,
         system=tally.system,
@@ -408,23 +373,28 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         completion=completion,
         selection=selection,
         protocol=protocol,
+        checks=checks,
         failures=failures_of(tally.failed, tally.failed_errors),
         faults=None if fault_rows is None else fault_table(fault_rows),
     )
 
 
-def _selection(
+def _row_views(
     source: Tallies, run_id: str, tally: RunTally, options: ScoreOptions
-) -> SelectionSummary | None:
-    """The selection view of the scored rows, read only where some row records ``selected``."""
-    if not tally.selected_rows:
-        return None
+) -> tuple[SelectionSummary | None, tuple[CheckRate, ...]]:
+    """The views read off the scored rows themselves, loaded only where some row records what
+    they need: the selection (``selected``) and the per-check rates (``checks``)."""
+    if not (tally.selected_rows or tally.checks_rows):
+        return None, ()
     rows = _rows_scored(source.rows(run_id), tally, options)
-    return selection_summary(
-        rows,
-        rows.tasks(),
-        lambda v, names: _metric_set(v, names, None, options, float(v.shape[0]))[0],
+    groups = rows.tasks()
+    selection = selection_summary(
+        rows, groups, lambda v, names: metric_set(v, names, None, options, float(v.shape[0]))[0]
     )
+    checks = check_rates(
+        rows, groups, lambda v, names, n: metric_set(v, names, None, options, n)[0]
+    )
+    return selection, checks
 
 
 def _validate_options(options: ScoreOptions) -> None:

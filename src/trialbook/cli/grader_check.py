@@ -19,8 +19,10 @@ __all__ = ["grader_check"]
 @format_option("table", "json", schema="trialbook.grader_check/1")
 @user_errors
 def grader_check(directory: Path, sandbox: str | None, jobs: int, fmt: str) -> None:
-    """Run each task's grader on its untouched fixture (must fail), its reference/ (must pass) and
-    each decoys/<name>/ (must fail); print false accepts and false rejects; exit 1 if any."""
+    """Run each task's grader on its untouched fixture (must fail), its reference/ and each
+    references/<name>/ (must pass) and each decoys/<name>/ (must fail), and hold each sample to
+    the checks its expect.json names; print false accepts and false rejects per task, per grader
+    and per check, with the grader's version; exit 1 if any."""
     from trialbook import report as render
     from trialbook.errors import ArgumentError
     from trialbook.harness import grader_check as check
@@ -38,5 +40,5 @@ def grader_check(directory: Path, sandbox: str | None, jobs: int, fmt: str) -> N
         click.echo(render.to_json(render.grader_check_to_dict(result)))
     else:
         click.echo(render.grader_check_text(result))
-    if result.false_accepts or result.false_rejects:
+    if result.failed:
         sys.exit(EXIT_GATE)

@@ -171,7 +171,9 @@ def agent_material(suite_dir: Path) -> Iterator[Path]:
         for task in sorted((suite_dir / "tasks").iterdir()):
             for part in ("reference", "decoys"):
                 if (task / part).is_dir():
-                    shutil.copytree(task / part, folder / task.name / part)
+                    # expect.json is the grader-check's, never part of a fix
+                    ignore = shutil.ignore_patterns("expect.json")
+                    shutil.copytree(task / part, folder / task.name / part, ignore=ignore)
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)

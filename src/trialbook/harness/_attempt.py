@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import json
 import math
 import os
 import shutil
@@ -37,6 +36,7 @@ from trialbook.harness._process import (
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
 from trialbook.harness._spec import AttemptResult, AttemptSpec
 from trialbook.harness._usage import USAGE_KEYS, read_usage
+from trialbook.harness._verdict import Verdict, read_verdict
 from trialbook.ledger import now
 from trialbook.suite import tree_hash
 
@@ -63,21 +63,6 @@ def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     }
     env.update(extra or {})
     return env
-
-
-def _grader_score(stdout: str) -> tuple[float | None, str | None]:
-    """Partial credit from the grader's last stdout line ``{"score": x}``, if it printed one."""
-    lines = [x for x in stdout.splitlines() if x.strip()]
-    if not lines or not lines[-1].lstrip().startswith("{"):
-        return None, None
-    try:
-        obj = json.loads(lines[-1])
-    except (ValueError, RecursionError):
-        return None, "grader's last line is not valid JSON"
-    value = obj.get("score") if isinstance(obj, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        return None, f"grader's score must be a number in 0..1, got {value!r}"
-    return float(value), None
 
 
 def _describe_exit(who: str, outcome: Outcome) -> str | None:
@@ -274,7 +259,7 @@ def _attempt(
         row.update(passed=False, timed_out=agent.timed_out, score=None)
         row["status"] = "timed_out" if agent.timed_out else "failed"
         return False
-    passed, score, grader_notes = grade_workspace(
+    verdict = grade_workspace(
         workspace,
         attempt_dir,
         captured,
@@ -290,19 +275,20 @@ def _attempt(
         hidden=spec.hidden,
         grace_s=spec.grace_s,
         memory_mb=spec.memory_mb,
+        outcomes=spec.outcomes,
     )
-    if passed is None:
+    if verdict is None:
         return None
-    notes += grader_notes
-    if grader_notes and grader_notes[0].startswith(_GRADER_MISSING):
+    notes += verdict.notes
+    if verdict.notes and verdict.notes[0].startswith(_GRADER_MISSING):
         row.update(passed=False, timed_out=False, status="infra_error", score=None)
         return False
+    passed = verdict.passed
+    row.update(verdict.fields())  # score, checks and the outcome kinds (harness/_verdict.py)
     if agent.timed_out:  # graded after the timeout (the suite opted in): a pass after timeout
         row.update(passed=passed, timed_out=True, status="passed" if passed else "timed_out")
-        row["score"] = score
         return passed
     row.update(passed=passed, timed_out=False, status="passed" if passed else "failed")
-    row["score"] = score
     return passed
 
 
@@ -323,11 +309,12 @@ def grade_workspace(
     hidden: tuple[Path, ...] = (),
     grace_s: float = 2.0,
     memory_mb: int = 8192,
-) -> tuple[bool | None, float | None, list[str]]:
+    outcomes: tuple[str, ...] = (),
+) -> Verdict | None:
     """Run ``grader`` in ``workspace`` with a fresh copy of ``oracle`` (checked against
-    ``oracle_hash`` when given).
+    ``oracle_hash`` when given); ``outcomes`` are the outcome kinds the task declares.
 
-    Returns (passed, score, notes); passed is None when the executor cancelled it. The grader gets
+    Returns the verdict (harness/_verdict.py), None when the executor cancelled it. The grader gets
     its own timeout; a grader stopped at it counts as a fail (the workspace did not pass in time).
     """
     if oracle.is_dir() and any(oracle.iterdir()):
@@ -369,18 +356,13 @@ def grade_workspace(
         grace_s=grace_s,
     )
     if outcome.cancelled:
-        return None, None, []
-    notes: list[str] = []
+        return None
     if outcome.timed_out:
-        notes.append(f"grader stopped at its {grader_timeout_s:g} s timeout (counted as a fail)")
-        return False, None, notes
+        stopped = f"grader stopped at its {grader_timeout_s:g} s timeout (counted as a fail)"
+        return Verdict(passed=False, notes=(stopped,))
     if why := not_started(outcome, captured.text("grader.stderr"), workspace_is_agents=True):
-        notes.append(f"{_GRADER_MISSING} could not be started ({why})")
-        return False, None, notes
-    score, problem = _grader_score(captured.text("grader.stdout"))
-    if problem:
-        notes.append(problem)
-    return outcome.exit_code == 0, score, notes
+        return Verdict(passed=False, notes=(f"{_GRADER_MISSING} could not be started ({why})",))
+    return read_verdict(captured.text("grader.stdout"), outcome.exit_code == 0, outcomes)
 
 
 _GRADER_MISSING = "harness error: the grader's command"

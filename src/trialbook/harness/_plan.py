@@ -94,6 +94,7 @@ def templates(
             hidden=hidden,
             scratch=scratch,
             pass_env=dict(pass_env),
+            outcomes=task.outcomes,
             row_fields={**run_fields, "stratum": task.stratum, "weight": task.weight},
             harness=harness_stamp(),
         )

@@ -75,6 +75,8 @@ class AttemptSpec:
     """Folder for the throwaway attempt folder; None: the system's temporary folder."""
     pass_env: Mapping[str, str] = field(default_factory=dict)
     """The only variables of the caller's environment the agent gets (allow-listed by name)."""
+    outcomes: tuple[str, ...] = ()
+    """The outcome kinds the task declares its grader reports (protection, task, stop_reason)."""
     row_fields: Mapping[str, object] = field(default_factory=dict)
     """Fields the row carries as given (system, dataset_id, k_budget, versions, sandbox, stratum,
     weight)."""

@@ -12,7 +12,13 @@ it never ran. This runner keeps the verdict out of that process. It
    the current directory, importable only where the tests put it), which reports each test's
    outcome on a pipe as it finishes;
 3. passes (exit 0) only if the child reported the end of its run and exited 0, reported every named
-   test as passed and none as failed, in error or skipped.
+   test as passed and none as failed, in error or skipped;
+4. with ``--checks``, prints as its last line each test as a named check of the grader contract
+   (``{"checks": {"doubled quote": {"passed": false, "reason": "AssertionError: ..."}}}``: the
+   method's name without ``test_``; the reason is the first line of the failure), unless the
+   result pipe held something else (then no checks: nothing on it can be trusted); with
+   ``--class-checks``, each ``TestCase`` class is one check instead (``class
+   ExistingBehaviourKept`` is ``existing behaviour kept``), passed when all its tests passed.
 
 So workspace code that exits early, exits 0 after failures or prints a fake "OK" fails. What it
 cannot stop is workspace code that changes the tests or the runner inside the child (patching
@@ -27,12 +33,13 @@ import ast
 import ctypes
 import json
 import os
+import re
 import selectors
 import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["expected_tests", "main"]
+__all__ = ["check_names", "checks_line", "class_check_name", "expected_tests", "main"]
 
 _CHILD = r"""
 import json, os, sys, unittest
@@ -40,8 +47,11 @@ import json, os, sys, unittest
 oracle, fd = sys.argv[1], int(sys.argv[2])
 channel = os.fdopen(fd, "w", buffering=1)
 
-def say(kind, test):
-    channel.write(json.dumps({kind: test.id()}) + "\n")
+def say(kind, test, err=None):
+    message = {kind: test.id()}
+    if err is not None:
+        message["why"] = err if isinstance(err, str) else f"{err[0].__name__}: {err[1]}"
+    channel.write(json.dumps(message) + "\n")
 
 class Reporting(unittest.TextTestResult):
     def addSuccess(self, test):
@@ -49,19 +59,19 @@ class Reporting(unittest.TextTestResult):
         say("ok", test)
     def addFailure(self, test, err):
         super().addFailure(test, err)
-        say("fail", test)
+        say("fail", test, err)
     def addError(self, test, err):
         super().addError(test, err)
-        say("fail", test)
+        say("fail", test, err)
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
-        say("fail", test)
+        say("fail", test, f"skipped: {reason}")
     def addExpectedFailure(self, test, err):
         super().addExpectedFailure(test, err)
-        say("fail", test)
+        say("fail", test, "an expected failure (counted as a fail)")
     def addUnexpectedSuccess(self, test):
         super().addUnexpectedSuccess(test)
-        say("fail", test)
+        say("fail", test, "an unexpected success (counted as a fail)")
 
 tests = unittest.TestLoader().discover(oracle, pattern="test_*.py", top_level_dir=oracle)
 result = unittest.TextTestRunner(resultclass=Reporting, verbosity=2).run(tests)
@@ -92,37 +102,98 @@ def expected_tests(oracle: Path) -> set[str]:
     return found
 
 
-def _verdict(expected: set[str], lines: list[str], code: int) -> tuple[bool, str]:
+Outcomes = dict[str, tuple[bool, str | None]]
+"""Test id -> (passed, the first line of why not)."""
+
+
+def _verdict(expected: set[str], lines: list[str], code: int) -> tuple[bool, str, Outcomes | None]:
+    """The verdict, why, and each test's outcome (None when the result pipe cannot be trusted)."""
     passed: set[str] = set()
-    failed: set[str] = set()
+    failed: dict[str, str | None] = {}
     ended = False
+    wrong = (False, "the test process wrote something else on its result pipe", None)
     for line in lines:
         try:
             message = json.loads(line)
         except ValueError:
-            return False, "the test process wrote something else on its result pipe"
-        if not isinstance(message, dict) or len(message) != 1:
-            return False, "the test process wrote something else on its result pipe"
+            return wrong
+        if not isinstance(message, dict) or not 1 <= len(message) <= 2:
+            return wrong
+        why = message.pop("why", None) if "fail" in message else None
+        if len(message) != 1 or not (why is None or isinstance(why, str)):
+            return wrong
         ((kind, value),) = message.items()
         if kind == "ok" and isinstance(value, str):
             passed.add(value)
         elif kind == "fail" and isinstance(value, str):
-            failed.add(value)
+            failed[value] = why.splitlines()[0][:200] if why and why.strip() else None
         elif kind == "end" and not ended:
             ended = True
         else:
-            return False, "the test process wrote something else on its result pipe"
+            return wrong
+    outcomes: Outcomes = {t: (t in passed and t not in failed, None) for t in sorted(expected)}
+    outcomes.update({t: (False, why) for t, why in failed.items() if t in expected})
+    for t in expected - passed - set(failed):
+        outcomes[t] = (False, "never ran")
     if not ended:
-        return False, f"the test process ended (exit {code}) before its tests had run"
+        return False, f"the test process ended (exit {code}) before its tests had run", outcomes
     if failed:
-        return False, f"{len(failed)} test(s) failed: {', '.join(sorted(failed)[:5])}"
+        return False, f"{len(failed)} test(s) failed: {', '.join(sorted(failed)[:5])}", outcomes
     if missing := expected - passed:
-        return False, f"{len(missing)} test(s) never ran: {', '.join(sorted(missing)[:5])}"
+        return (
+            False,
+            f"{len(missing)} test(s) never ran: {', '.join(sorted(missing)[:5])}",
+            outcomes,
+        )
     if code != 0:
-        return False, f"the test process exited with {code}"
+        return False, f"the test process exited with {code}", outcomes
     if not passed:
-        return False, "no test ran"
-    return True, f"{len(passed)} test(s) passed"
+        return False, "no test ran", outcomes
+    return True, f"{len(passed)} test(s) passed", outcomes
+
+
+def check_names(tests: set[str]) -> dict[str, str]:
+    """Test id -> check name: the method's name without ``test_``, words spaced (``test_doubled_quote``
+    -> ``doubled quote``); the whole id where two tests would share a name."""
+    short = {t: t.rsplit(".", 1)[-1].removeprefix("test_").replace("_", " ") or t for t in tests}
+    counts: dict[str, int] = {}
+    for name in short.values():
+        counts[name] = counts.get(name, 0) + 1
+    return {t: name if counts[name] == 1 else t for t, name in short.items()}
+
+
+def class_check_name(class_name: str) -> str:
+    """A TestCase class as a check name: ``ExistingBehaviourKept`` -> ``existing behaviour kept``
+    (a leading ``Test`` dropped)."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+", class_name.removeprefix("Test"))
+    return " ".join(w.lower() for w in words) or class_name
+
+
+def checks_line(outcomes: Outcomes, *, by_class: bool = False) -> str:
+    """The grader's last line (docs/harness.md, "The grader contract"): each test a named check, or
+    with ``by_class`` each TestCase class one check, passed when all its tests passed, its reason
+    the first failing test's (``key: AssertionError: ...``)."""
+    if not by_class:
+        names = check_names(set(outcomes))
+        checks = {
+            names[t]: {"passed": ok, "reason": why} for t, (ok, why) in sorted(outcomes.items())
+        }
+        return json.dumps({"checks": checks}, sort_keys=True)
+    groups: dict[str, list[str]] = {}
+    for test in sorted(outcomes):
+        groups.setdefault(test.rsplit(".", 1)[0], []).append(test)
+    short = {g: class_check_name(g.rsplit(".", 1)[-1]) for g in groups}
+    clash = {n for n in short.values() if list(short.values()).count(n) > 1}
+    by_name: dict[str, dict[str, object]] = {}
+    for group, tests in groups.items():
+        failing = [t for t in tests if not outcomes[t][0]]
+        reason = None
+        if failing:
+            test = failing[0].rsplit(".", 1)[-1].removeprefix("test_").replace("_", " ")
+            reason = f"{test}: {outcomes[failing[0]][1] or 'failed'}"
+        name = group if short[group] in clash else short[group]
+        by_name[name] = {"passed": not failing, "reason": reason}
+    return json.dumps({"checks": by_name}, sort_keys=True)
 
 
 _RESULTS_MAX = 1 << 20
@@ -166,8 +237,14 @@ def _undumpable() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the oracle tests in ``argv[0]`` against the current directory; 0 when all passed."""
     args = sys.argv[1:] if argv is None else argv
+    named = args[:1] in (["--checks"], ["--class-checks"])
+    by_class = args[:1] == ["--class-checks"]
+    args = args[1:] if named else args
     if len(args) != 1 or not Path(args[0]).is_dir():
-        print("usage: python -I -m trialbook.harness.grading ORACLE_DIR", file=sys.stderr)
+        print(
+            "usage: python -I -m trialbook.harness.grading [--checks|--class-checks] ORACLE_DIR",
+            file=sys.stderr,
+        )
         return 2
     oracle = Path(args[0]).resolve()
     try:
@@ -212,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         target.flush()
     raw, flooded = streams[read_end]
+    outcomes: Outcomes | None = None
     if flooded:
         ok, why = False, "the test process wrote more than 1 MiB on its result pipe"
     else:
@@ -219,8 +297,10 @@ def main(argv: list[str] | None = None) -> int:
             lines = raw.decode().splitlines()
         except UnicodeDecodeError:
             lines = ["not text"]
-        ok, why = _verdict(expected, lines, code)
+        ok, why, outcomes = _verdict(expected, lines, code)
     print(f"grading: {'PASS' if ok else 'FAIL'}: {why}")
+    if named and outcomes is not None:  # last: the line the harness reads the checks from
+        print(checks_line(outcomes, by_class=by_class))
     return 0 if ok else 1
 
 

@@ -7,6 +7,7 @@ Layout: ``_fields`` (the contract), ``_table`` (Ledger, TaskTable), ``_rules`` (
 the table, never the reverse.
 """
 
+from trialbook.ledger._checks import CheckVerdict, checks_from_grader, checks_text, read_checks
 from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, PROTOCOLS, REQUIRED, STATUSES, Field
 from trialbook.ledger._provenance import Completion, Provenance, SourceFile
 from trialbook.ledger._rows import ledger_from_rows, ledger_rows, ledger_tuples
@@ -40,6 +41,7 @@ __all__ = [
     "PROTOCOLS",
     "REQUIRED",
     "STATUSES",
+    "CheckVerdict",
     "Completion",
     "ExportFormat",
     "Field",
@@ -57,6 +59,8 @@ __all__ = [
     "TallyOfLedger",
     "TaskGroups",
     "TaskTable",
+    "checks_from_grader",
+    "checks_text",
     "import_files",
     "ledger_from_rows",
     "ledger_rows",
@@ -65,6 +69,7 @@ __all__ = [
     "open_tallies",
     "per_task",
     "prepare",
+    "read_checks",
     "read_ledger",
     "tally_ledger",
     "write_ledger",

@@ -129,6 +129,31 @@ FIELDS: tuple[Field, ...] = (
         "infra_error rows only: the harness lost the attempt (its worker or node died, its task "
         "was cancelled by someone else, no result in time), so a resume runs it again",
     ),
+    Field(
+        "checks",
+        "str",
+        False,
+        'the grader\'s named checks: canonical JSON of {name: {"passed": bool, "reason": '
+        'str or null}}, sorted keys (docs/harness.md, "The grader contract")',
+    ),
+    Field(
+        "protection",
+        "bool",
+        False,
+        "tasks declaring outcome kinds: the protection held (e.g. a forbidden write refused)",
+    ),
+    Field(
+        "task_outcome",
+        "bool",
+        False,
+        "tasks declaring outcome kinds: the task itself was done; false means 'passed' is false",
+    ),
+    Field(
+        "stop_reason",
+        "str",
+        False,
+        "tasks declaring outcome kinds: why the agent stopped, in the grader's words",
+    ),
 )
 
 FIELD_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}

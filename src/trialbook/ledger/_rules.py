@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialbook.errors import Problem
+from trialbook.ledger._checks import read_checks
 from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, PROTOCOLS, STATUSES
 from trialbook.ledger._table import Ledger
 
@@ -210,6 +211,22 @@ def check_rules(ledger: Ledger, *, appended: bool = False) -> list[Problem]:
                 ~listed & np.isnan(col),
                 lambda i, n=name: f"missing required field {n!r}",
             )
+
+    ch_codes, ch_labels = ledger.codes["checks"], ledger.labels["checks"]
+    wrong_checks: dict[int, str] = {}
+    for j, text in enumerate(ch_labels):
+        try:
+            read_checks(text)
+        except ValueError as exc:
+            wrong_checks[j] = f"field 'checks': {exc}"
+    if wrong_checks:
+        add(np.isin(ch_codes, list(wrong_checks)), lambda i: wrong_checks[int(ch_codes[i])])
+    # a protected-but-failed attempt (task outcome false) is a failure in every rate
+    add(
+        passed & (ledger.values["task_outcome"] == 0),  # NaN (not recorded) compares false
+        "contradiction: 'passed' is true but 'task_outcome' is false (an attempt whose task was "
+        "not done is a failure, whatever its protection outcome)",
+    )
 
     problems.extend(_check_runs(ledger))
     problems.extend(check_attempt_keys(ledger, appended=appended))

@@ -114,6 +114,8 @@ class RunTally:
     recorded (a ledger older than the field, or a file that does not say)."""
     selected_rows: int = 0
     """Tallied rows that record ``selected`` (whether a selector delivered that candidate)."""
+    checks_rows: int = 0
+    """Tallied rows that record ``checks`` (the grader's named checks)."""
     failed: Mapping[str, int] = field(default_factory=dict)
     """Tallied rows that did not pass, by outcome: ``infra_error`` (by status), ``timed_out`` (by
     the flag) and ``failed`` (the rest); every key present."""
@@ -353,6 +355,7 @@ def tally_ledger(
         protocol=_text(run.first("protocol")),
         selected_rows=int((~np.isnan(rows.values["selected"])).sum()),
         reruns=run.reruns(),
+        checks_rows=int((rows.codes["checks"] >= 0).sum()),
         **_failed(rows, passed, timed_out),
     )
 

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
+import trialbook.report._checks_view as cv
 from trialbook.analysis import Comparison
 from trialbook.report._json import json_safe
 from trialbook.report._rich import table as titled_table
@@ -59,6 +60,21 @@ def compare_to_dict(c: Comparison) -> dict[str, Any]:
         "warnings": list(c.warnings),
         "flipped": {"improved": list(c.improved_tasks), "worsened": list(c.worsened_tasks)},
         "fault_tasks_left_out": c.fault_tasks_left_out,
+        "checks": [
+            {
+                "check": m.name,
+                "tasks": m.difference.tasks,
+                "baseline": m.difference.baseline,
+                "candidate": m.difference.candidate,
+                "estimate": m.difference.estimate,
+                "ci_low": m.difference.ci_low,
+                "ci_high": m.difference.ci_high,
+                "se": m.difference.se_paired,
+                "moved": cv.moved(m),
+            }
+            for m in c.checks
+        ],
+        "checks_not_compared": list(c.checks_not_compared),
         "per_task": [
             {
                 "task_id": t.task_id,
@@ -175,6 +191,15 @@ def compare_table(c: Comparison) -> Group:
         for row in _strata_rows(c):
             table.add_row(*row)
         parts += [Text(""), table]
+    if c.checks:
+        table = titled_table(cv.move_title(c))
+        for i, head in enumerate(cv.MOVE_HEAD):
+            table.add_column(head, justify="left" if i in (0, 6) else "right", no_wrap=i > 0)
+        for row in cv.move_rows(c):
+            table.add_row(*row)
+        parts += [Text(""), table]
+    if line := cv.not_compared_line(c):
+        parts += [Text(line, style="dim")]
     parts += [Text("")] + [Text(line) for line in _flips(c, 20)]
     return Group(*parts)
 
@@ -200,6 +225,12 @@ def compare_markdown(c: Comparison) -> str:
         body = ["| " + " | ".join(_STRATA_HEAD) + " |", "|---|---:|---:|---:|---:|---:|"]
         body += ["| " + " | ".join(md_text(x) for x in row) + " |" for row in _strata_rows(c)]
         out += _fold("By stratum", body)
+    if c.checks:
+        body = ["| " + " | ".join(cv.MOVE_HEAD) + " |", "|---|---:|---:|---:|---:|---:|---|"]
+        body += ["| " + " | ".join(md_text(x) for x in row) + " |" for row in cv.move_rows(c)]
+        if line := cv.not_compared_line(c):
+            body += ["", f"_{md_text(line)}_"]
+        out += _fold(cv.move_title(c).replace("checks:", "Checks that moved:", 1), body)
     out += _fold("How this was decided", [f"- {md_text(line)}" for line in _how(c)])
     return "\n".join(out).rstrip() + "\n"
 

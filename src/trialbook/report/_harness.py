@@ -65,7 +65,7 @@ def lock_check_to_dict(check: LockCheck) -> dict[str, Any]:
 
 
 def grader_check_to_dict(check: GraderCheck) -> dict[str, Any]:
-    """``trialbook.grader_check/1``."""
+    """``trialbook.grader_check/1`` (docs/cli.md, "grader-check")."""
     return {
         "schema": GRADER_CHECK_SCHEMA,
         "suite": check.suite,
@@ -73,10 +73,34 @@ def grader_check_to_dict(check: GraderCheck) -> dict[str, Any]:
         "sandbox": check.tier,
         "false_accepts": check.false_accepts,
         "false_rejects": check.false_rejects,
+        "check_false_accepts": check.check_false_accepts,
+        "check_false_rejects": check.check_false_rejects,
+        "failed": check.failed,
+        "graders": [
+            {
+                "grader": grader,
+                "grader_version": check.grader_version,
+                "tasks": tasks,
+                "cases": n,
+                "false_accepts": fa,
+                "false_rejects": fr,
+            }
+            for grader, (tasks, n, fa, fr) in check.per_grader().items()
+        ],
         "tasks": {
             task: {"cases": n, "false_accepts": fa, "false_rejects": fr}
             for task, (n, fa, fr) in check.per_task().items()
         },
+        "checks": [
+            {
+                "task_id": task,
+                "check": name,
+                "samples": n,
+                "false_accepts": fa,
+                "false_rejects": fr,
+            }
+            for (task, name), (n, fa, fr) in check.per_check().items()
+        ],
         "cases": [
             {
                 "task_id": c.task_id,
@@ -85,6 +109,11 @@ def grader_check_to_dict(check: GraderCheck) -> dict[str, Any]:
                 "passed": c.passed,
                 "verdict": c.kind or "ok",
                 "note": c.note,
+                "checks": None
+                if c.checks is None
+                else {n: {"passed": v.passed, "reason": v.reason} for n, v in c.checks.items()},
+                "expected": c.expected,
+                "check_errors": [{"check": n, "verdict": k} for n, k in c.check_errors()],
             }
             for c in check.cases
         ],
@@ -103,11 +132,27 @@ def grader_check_text(check: GraderCheck) -> str:
     lines.append(
         f"{'overall':<28} {len(check.cases):>5} {check.false_accepts:>14} {check.false_rejects:>14}"
     )
+    lines += ["", f"{'tasks':>5} {'false accepts':>14} {'false rejects':>14}  grader"]
+    for grader, (tasks, _, fa, fr) in check.per_grader().items():
+        lines.append(f"{tasks:>5} {fa:>14} {fr:>14}  {grader}")
+    per_check = check.per_check()
+    if per_check:
+        lines += ["", f"{'samples':>7} {'false accepts':>14} {'false rejects':>14}  task: check"]
+        for (task, name), (n, fa, fr) in per_check.items():
+            lines.append(f"{n:>7} {fa:>14} {fr:>14}  {task}: {name}")
     for c in check.cases:
         if not c.ok:
             want = "pass" if c.should_pass else "fail"
             note = f" ({c.note})" if c.note else ""
             lines.append(f"  {c.kind}: {c.task_id} {c.case} should {want}{note}")
+        for name, kind in c.check_errors():
+            want = "pass" if (c.expected or {})[name] else "fail"
+            got = (c.checks or {}).get(name)
+            saw = "not reported" if got is None else "passed" if got.passed else "failed"
+            why = f": {got.reason}" if got is not None and got.reason else ""
+            lines.append(
+                f"  {kind} of check {name!r}: {c.task_id} {c.case} should {want}, {saw}{why}"
+            )
     return "\n".join(lines)
 
 

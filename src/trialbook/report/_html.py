@@ -12,6 +12,7 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import trialbook.report._checks_view as cv
 from trialbook.report import _plots
 from trialbook.report._html_run import run_section
 from trialbook.report._page import figure, page, run_anchor, table
@@ -97,6 +98,8 @@ def _comparison_body(c: Comparison) -> str:
                 ["stratum", "tasks", "difference", "interval (unadjusted)", "p", "p (Holm)"], srows
             )
         )
+    if c.checks:
+        parts.append(table(list(cv.MOVE_HEAD), cv.move_rows(c), cv.move_title(c)))
     return "\n".join(parts)
 
 

@@ -10,6 +10,7 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import trialbook.report._checks_view as cv
 from trialbook.report import _plots
 from trialbook.report._page import OUTCOMES, figure, interval, run_anchor, table
 from trialbook.report._views import (
@@ -260,6 +261,21 @@ def _faults(run: RunScore) -> str:
     return "<h3>Fault cases, type by outcome</h3>" + table(list(FAULT_HEAD), rows, caption)
 
 
+def _checks(run: RunScore) -> str:
+    if not run.checks:
+        return ""
+    head = "<h3>Checks: the grader's named checks</h3>"
+    return head + table(list(cv.CHECK_HEAD), cv.check_rows(run), cv.check_title(run))
+
+
+def _outcomes(run: RunScore) -> str:
+    rows = cv.outcome_rows(run)
+    if not rows:
+        return ""
+    head = "<h3>Fault cases by outcome kind</h3>"
+    return head + table(list(cv.OUTCOME_HEAD), rows, cv.outcome_title(run))
+
+
 def _tasks(run: RunScore) -> str:
     rows = task_rows(run)
     fold = f"<details{' open' if len(rows) <= 200 else ''}><summary>{len(rows)} tasks</summary>"
@@ -290,6 +306,6 @@ def run_section(
         parts += ["<h3>Tasks</h3>", _tasks(run)]
     if budget is not None:
         parts += ["<h3>Budget and cost</h3>", _budget(budget, anchor)]
-    parts += [_selection(run), _faults(run)]
+    parts += [_checks(run), _selection(run), _faults(run), _outcomes(run)]
     parts += ["<h3>Variance split</h3>", _variance(run, anchor), "</section>"]
     return "\n".join(p for p in parts if p)

@@ -184,7 +184,8 @@ def variance_svg(run: RunScore, name: str) -> str:
             right.text(100 * value, 2 - y, f" {100 * value:.1f} pp", va="center")
         right.set_yticks([2, 1, 0], [s[0] for s in ses])
         right.set_xlabel("SE of pass@1 (pp)")
-        right.set_xlim(0, 1.45 * 100 * max(s[1] for s in ses))
+        # a run whose tasks all agree has SE 0: an axis of width 0 is singular, give it 1 pp
+        right.set_xlim(0, max(1.0, 1.45 * 100 * max(s[1] for s in ses)))
         right.grid(axis="y", visible=False)
     return out[0]
 

@@ -92,6 +92,7 @@ def _run_dict(run: RunScore) -> dict[str, Any]:
         "selection": _selection_dict(run),
         "failures": _failures_dict(run),
         "faults": _faults_dict(run),
+        "checks": _checks_dict(run),
         "completion": None
         if run.completion is None
         else {
@@ -173,9 +174,33 @@ def _faults_dict(run: RunScore) -> dict[str, Any] | None:
                 "tasks_always_passed": r.tasks_always_passed,
                 "tasks_never_passed": r.tasks_never_passed,
                 "task_ids": list(r.task_ids),
+                # the outcome kinds, apart (empty objects when no attempt records them)
+                "protection": dict(r.protection),
+                "task_outcome": dict(r.task_outcome),
+                "protected_but_failed": r.protected_but_failed,
+                "stop_reasons": dict(r.stop_reasons),
             }
             for r in faults.rows
         ],
+    }
+
+
+def _checks_dict(run: RunScore) -> dict[str, Any]:
+    """Per named check: its rate over tasks with the interval, counts, and failure reasons."""
+    return {
+        c.name: {
+            "estimate": c.rate.estimate,
+            "ci_low": c.rate.ci_low,
+            "ci_high": c.rate.ci_high,
+            "se": c.rate.se,
+            "tasks": c.tasks,
+            "attempts": c.attempts,
+            "passed": c.passed,
+            "lacking": c.lacking,
+            "reasons": dict(c.reasons),
+            "other_reasons": c.other_reasons,
+        }
+        for c in run.checks
     }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import trialbook.report._checks_view as cv
 import trialbook.report._views as v
 from trialbook.analysis import RunScore, ScoreReport
 
@@ -79,11 +80,17 @@ def _run(run: RunScore, tasks: bool, every: bool) -> list[str]:
             f"{v.pct(sel.pool_coverage.estimate)}",
             body,
         )
-    if run.faults is not None:
+    if run.checks:
         out += _fold(
-            v.fault_title(run).replace("fault cases", "Fault cases", 1),
-            _table(v.FAULT_HEAD, v.fault_rows(run), "lrrrrrr"),
+            cv.check_title(run).replace("checks:", "Checks:", 1),
+            _table(cv.CHECK_HEAD, cv.check_rows(run), "lrrrrl"),
         )
+    if run.faults is not None:
+        body = _table(v.FAULT_HEAD, v.fault_rows(run), "lrrrrrr")
+        if run.faults.has_outcomes:
+            outcomes = _table(cv.OUTCOME_HEAD, cv.outcome_rows(run), "lrrrl")
+            body += ["", f"_{cv.outcome_title(run)}_", "", *outcomes]
+        out += _fold(v.fault_title(run).replace("fault cases", "Fault cases", 1), body)
     line = v.failure_line(run)
     if line is not None:
         errors = v.error_rows(run)

@@ -12,6 +12,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+import trialbook.report._checks_view as cv
 import trialbook.report._views as v
 from trialbook.analysis import RunScore, ScoreReport
 from trialbook.report._rich import table as _table
@@ -97,6 +98,24 @@ def _faults(run: RunScore) -> Table:
     return table
 
 
+def _outcomes(run: RunScore) -> Table:
+    table = _table(cv.outcome_title(run))
+    for i, head in enumerate(cv.OUTCOME_HEAD):
+        table.add_column(head, justify="left" if i in (0, 4) else "right", no_wrap=i < 4)
+    for row in cv.outcome_rows(run):
+        table.add_row(*row)
+    return table
+
+
+def _checks(run: RunScore) -> Table:
+    table = _table(cv.check_title(run))
+    for i, head in enumerate(cv.CHECK_HEAD):
+        table.add_column(head, justify="left" if i in (0, 5) else "right", no_wrap=i < 5)
+    for row in cv.check_rows(run):
+        table.add_row(*row)
+    return table
+
+
 def _failures(run: RunScore) -> list[Any]:
     line = v.failure_line(run)
     if line is None:
@@ -142,8 +161,12 @@ def score_table(report: ScoreReport, *, tasks: bool = False, every: bool = False
             parts += [Text(""), _strata(run)]
         if run.selection is not None:
             parts += [Text(""), *_selection(run)]
+        if run.checks:
+            parts += [Text(""), _checks(run)]
         if run.faults is not None:
             parts += [Text(""), _faults(run)]
+            if run.faults.has_outcomes:
+                parts += [Text(""), _outcomes(run)]
         failures = _failures(run)
         if failures:
             parts += [Text(""), *failures]

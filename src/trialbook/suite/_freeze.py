@@ -1,7 +1,7 @@
 """Freezing a suite: the content hash (``dataset_id``), oracle-leak quarantine, and the lock file.
 
 The hash covers everything that could change a score: the budget (k, timeout, temperature, seeds) and,
-per task in id order, its settings (grader command, timeouts, network, stratum, weight), its prompt,
+per task in id order, its settings (grader command, timeouts, network, stratum, weight, outcome kinds), its prompt,
 and every fixture and oracle file (relative path, executable bit, bytes) in path order. Each piece is
 framed with a tag and its length, so no two different suites serialise to the same byte stream. File
 system order, timestamps and the machine play no part.
@@ -164,6 +164,8 @@ def _task_hash(task: Task) -> str:
                 "network": task.network,
                 "stratum": task.stratum,
                 "weight": task.weight,
+                # only when declared: the ids of suites without outcome kinds stay as they were
+                **({"outcomes": list(task.outcomes)} if task.outcomes else {}),
             }
         ),
     )

@@ -47,6 +47,9 @@ class Task:
     weight: float | None = None
     network: bool = False
     """Whether the agent may reach the network (bwrap tier; opt-in per task)."""
+    outcomes: tuple[str, ...] = ()
+    """The outcome kinds its grader reports beside the verdict: ``protection``, ``task`` and
+    ``stop_reason`` (fault-injection and permission tasks, docs/harness.md)."""
 
     @property
     def fixture(self) -> Path:
@@ -118,6 +121,7 @@ _TASK_KEYS = {
     "timeout_s": "this task's wall-clock limit",
     "grader_timeout_s": "this task's grader limit",
     "network": "true to let the agent reach the network",
+    "outcomes": "outcome kinds its grader reports: any of protection, task, stop_reason",
     "description": "free text",
 }
 
@@ -380,6 +384,12 @@ def _load_task(
     network = data.get("network", False)
     if not isinstance(network, bool):
         check.add(path, "network", f"expected true or false, got {network!r}")
+    outcomes = data.get("outcomes", [])
+    kinds = ("protection", "task", "stop_reason")
+    if not isinstance(outcomes, list) or not all(o in kinds for o in outcomes):
+        check.add(path, "outcomes", f"expected a list of {', '.join(kinds)}, got {outcomes!r}")
+    elif len(set(outcomes)) != len(outcomes):
+        check.add(path, "outcomes", f"names an outcome kind twice: {outcomes!r}")
     if not (tdir / "fixture").is_dir():
         check.add(
             tdir / "fixture", None, "missing folder (the workspace every attempt starts from)"
@@ -396,4 +406,5 @@ def _load_task(
         stratum=stratum,
         weight=weight,
         network=bool(network),
+        outcomes=tuple(o for o in kinds if isinstance(outcomes, list) and o in outcomes),
     )

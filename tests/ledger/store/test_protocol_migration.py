@@ -49,7 +49,7 @@ def test_migration_9_keeps_a_schema_8_stores_rows_and_adds_the_protocol(tmp_path
     db = tmp_path / "v8.db"
     before = _schema_8_store(db)
     with LedgerStore(db) as store:
-        assert SCHEMA_VERSION >= 9
+        assert SCHEMA_VERSION >= 10
         assert [v for v, _, _ in store.migrations()] == list(range(1, SCHEMA_VERSION + 1))
         (old,) = store.runs()
         assert old.record.protocol is None  # not recorded: nothing is made up

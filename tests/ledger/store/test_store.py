@@ -54,6 +54,10 @@ def full_row(task: str, attempt: int, **over: Any) -> dict[str, Any]:
         finished_at="2026-11-30T10:00:01.500+00:00",
         transcript="transcripts/r1/a/0",
         selected=False,
+        checks='{"sources exist":{"passed":true,"reason":null},"z":{"passed":false,"reason":"a, \\"b\\""}}',
+        protection=True,
+        task_outcome=True,
+        stop_reason="done, said so",
     )
     row.update(over)
     return row

@@ -332,11 +332,8 @@ class StoreTallies:
             score=score,
             score_rows=score_rows,
             protocol=None if protocol is None else str(protocol),
-            selected_rows=(
-                int(self._one(f'SELECT count("selected") FROM attempts WHERE {condition}', cargs))
-                if "selected" in self._present
-                else 0
-            ),
+            selected_rows=self._count("selected", condition, cargs),
+            checks_rows=self._count("checks", condition, cargs),
             reruns=reruns(self._conn, where, args),
             **failed_rows(self._conn, self._present, condition, cargs),
         )
@@ -491,6 +488,12 @@ class StoreTallies:
     def _one(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
         row = self._conn.execute(sql, args).fetchone()
         return None if row is None else row[0]
+
+    def _count(self, name: str, condition: str, args: tuple[Any, ...]) -> int:
+        """Rows meeting ``condition`` that record the optional field ``name``."""
+        if name not in self._present:
+            return 0
+        return int(self._one(f'SELECT count("{name}") FROM attempts WHERE {condition}', args))
 
     def _all(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         return self._conn.execute(sql, args).fetchall()

@@ -351,6 +351,21 @@ ALTER TABLE runs ADD COLUMN protocol TEXT
     CHECK (protocol IS NULL OR protocol IN ('independent', 'repair', 'human-selected'));
 """
 
+# Schema 11: a grader's named checks (canonical JSON, validated by the ledger's rules, as every format
+# is) and the outcome kinds of fault-injection and permission tasks: the protection outcome, the task
+# outcome (false never passes) and the stop reason. Added columns are NULL in earlier rows: not
+# recorded, as those rows never recorded them.
+_V11 = """
+ALTER TABLE attempts ADD COLUMN "checks" TEXT
+    CHECK ("checks" IS NULL OR (typeof("checks") = 'text' AND json_valid("checks")));
+ALTER TABLE attempts ADD COLUMN "protection" INTEGER
+    CHECK ("protection" IS NULL OR ("protection" IN (0, 1)));
+ALTER TABLE attempts ADD COLUMN "task_outcome" INTEGER
+    CHECK ("task_outcome" IS NULL OR ("task_outcome" IN (0, 1)));
+ALTER TABLE attempts ADD COLUMN "stop_reason" TEXT
+    CHECK ("stop_reason" IS NULL OR (typeof("stop_reason") = 'text'));
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
@@ -362,6 +377,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (8, "races: two runs as one sequential comparison, and its events", _V8),
     (9, "re-runs of lost attempts: retry and lost, unique on the attempt and its retry", _V9),
     (10, "attempt protocol: on every row and on the run record", _V10),
+    (11, "checks, protection, task_outcome and stop_reason: graders that say why", _V11),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

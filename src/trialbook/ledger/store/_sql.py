@@ -110,6 +110,10 @@ def row_doubts(present: set[str], trusted: bool) -> str:
     if {"started_at", "finished_at"} <= present:
         # an instant within a millisecond of the start is left to the precise check
         doubts.append('coalesce(julianday("finished_at") < julianday("started_at") + 1e-8, 0)')
+    if "checks" in present:  # its structure is the rules' to check, as in JSONL
+        doubts.append('"checks" IS NOT NULL')
+    if "task_outcome" in present:  # a task outcome false never passes
+        doubts.append('"passed" AND "task_outcome" IS 0')
     if "not_recorded" in present:
         doubts.append('"not_recorded" IS NOT NULL')  # read the precise way (as JSONL is)
     if "lost" in present:  # a lost attempt is an infrastructure error (ledger._rules)

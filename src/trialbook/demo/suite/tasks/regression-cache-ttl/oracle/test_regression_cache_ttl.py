@@ -16,12 +16,21 @@ class Clock:
         return self.now
 
 
-class TestCache(unittest.TestCase):
+class ExistingBehaviourKept(unittest.TestCase):
     def test_plain(self):
         c = Cache(Clock())
         c.set('a', 1)
         self.assertEqual(c.get('a'), 1)
 
+    def test_no_ttl_never_expires(self):
+        clock = Clock()
+        c = Cache(clock)
+        c.set('a', 1)
+        clock.now = 1e9
+        self.assertEqual(c.get('a'), 1)
+
+
+class RequestedChange(unittest.TestCase):
     def test_ttl(self):
         clock = Clock()
         c = Cache(clock)
@@ -30,10 +39,3 @@ class TestCache(unittest.TestCase):
         self.assertEqual(c.get('a'), 1)
         clock.now = 10.5
         self.assertIsNone(c.get('a'))
-
-    def test_no_ttl_never_expires(self):
-        clock = Clock()
-        c = Cache(clock)
-        c.set('a', 1)
-        clock.now = 1e9
-        self.assertEqual(c.get('a'), 1)

@@ -9,9 +9,11 @@ sys.path.append(os.getcwd())
 from dedupe import dedupe  # noqa: E402
 
 
-class TestDedupe(unittest.TestCase):
+class ExistingBehaviourKept(unittest.TestCase):
     def test_order(self):
         self.assertEqual(dedupe([3, 1, 3, 2, 1]), [3, 1, 2])
 
+
+class RequestedChange(unittest.TestCase):
     def test_key(self):
         self.assertEqual(dedupe(['a', 'B', 'A', 'b'], key=str.lower), ['a', 'B'])

@@ -9,10 +9,12 @@ sys.path.append(os.getcwd())
 from pages import page_count, paginate  # noqa: E402
 
 
-class TestPages(unittest.TestCase):
+class ExistingBehaviourKept(unittest.TestCase):
     def test_paginate(self):
         self.assertEqual(paginate(list(range(7)), 2, 3), [3, 4, 5])
 
+
+class RequestedChange(unittest.TestCase):
     def test_count(self):
         self.assertEqual(page_count(7, 3), 3)
         self.assertEqual(page_count(6, 3), 2)

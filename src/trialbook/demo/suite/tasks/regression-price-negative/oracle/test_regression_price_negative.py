@@ -9,11 +9,13 @@ sys.path.append(os.getcwd())
 from money import format_price  # noqa: E402
 
 
-class TestPrice(unittest.TestCase):
+class ExistingBehaviourKept(unittest.TestCase):
     def test_positive(self):
         self.assertEqual(format_price(105), '$1.05')
         self.assertEqual(format_price(0), '$0.00')
 
+
+class RequestedChange(unittest.TestCase):
     def test_negative(self):
         self.assertEqual(format_price(-105), '-$1.05')
         self.assertEqual(format_price(-5), '-$0.05')

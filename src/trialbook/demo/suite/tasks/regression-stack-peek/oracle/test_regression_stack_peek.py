@@ -9,7 +9,7 @@ sys.path.append(os.getcwd())
 from stack import Stack  # noqa: E402
 
 
-class TestStack(unittest.TestCase):
+class ExistingBehaviourKept(unittest.TestCase):
     def test_push_pop(self):
         s = Stack()
         s.push(1)
@@ -17,6 +17,8 @@ class TestStack(unittest.TestCase):
         self.assertEqual(s.pop(), 2)
         self.assertEqual(len(s), 1)
 
+
+class RequestedChange(unittest.TestCase):
     def test_peek(self):
         s = Stack()
         s.push('x')
