@@ -41,8 +41,6 @@ from trialbook.ledger import Ledger, RunTally, Tallies, TallyOfLedger, open_tall
 from trialbook.stats import (
     cost_from_totals,
     effort_from_counts,
-    task_bootstrap,
-    pass_k_matrix,
     total_of,
     variance_components,
 )
@@ -243,7 +241,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         np.array([*([float(n.sum())] * len(names)), float(n.sum()), float(t)]),
     )
     metrics = {name: joint[name] for name in names}
-    selection = _selection(source, run_id, tally, options)
+    selection, checks = _row_views(source, run_id, tally, options)
     if protocol == "human-selected" and selection is not None:
         metrics["delivered"] = selection.delivered_success
     mean_score = None
@@ -341,7 +339,6 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         successful_tasks=int((c > 0).sum()),
     )
 
-    selection, checks = _row_views(source, run_id, tally, options)
     return RunScore(
         run_id=run_id,
         system=tally.system,
