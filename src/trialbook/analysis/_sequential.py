@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from trialbook.analysis._compare import _pick_run, _split_spec
+from trialbook.analysis._compare_load import _pick_run, _split_spec
 from trialbook.analysis._protocol import refuse_dependent
 from trialbook.errors import ArgumentError, TrialbookError
 from trialbook.ledger import Ledger

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from trialbook.errors import ArgumentError
 from trialbook.harness._attempt import base_env
-from trialbook.harness._run import _frozen_suite, _hidden_reasons, _preflight
+from trialbook.harness._preflight_run import hidden_reasons, preflight
+from trialbook.harness._run import _frozen_suite
 from trialbook.harness._sandbox import resolve_tier
 from trialbook.harness._select import select_tasks
 
@@ -36,7 +37,7 @@ def check_agents(
         raise ArgumentError("no task to run: every selected task is quarantined", argument="suite")
     tier, _ = resolve_tier(sandbox or "auto")
     transcripts = ledger.parent / f"{ledger.stem}.transcripts"
-    reasons = _hidden_reasons(suite.root, ledger, transcripts) if tier == "bwrap" else {}
+    reasons = hidden_reasons(suite.root, ledger, transcripts) if tier == "bwrap" else {}
     env = base_env(pass_env or {})
     for agent in agents:
-        _preflight(agent, tasks, tier, reasons, env)
+        preflight(agent, tasks, tier, reasons, env)

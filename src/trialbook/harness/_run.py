@@ -11,9 +11,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -27,7 +26,8 @@ from trialbook.harness._feedback import stored_feedback
 from trialbook.harness._fs import remove_tree
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
 from trialbook.harness._plan import harness_stamp, hidden_paths, plan, templates
-from trialbook.harness._preflight import check_agent, check_grader, command_words
+from trialbook.harness._preflight import command_words
+from trialbook.harness._preflight_run import hidden_reasons, preflight
 from trialbook.harness._sandbox import Tier, limit_notes, resolve_tier
 from trialbook.harness._scratch import (
     clean_stale_runs,
@@ -196,45 +196,6 @@ def _resolve(options: RunOptions) -> tuple[RunOptions, RunRecord | None]:
     return completed, record
 
 
-def _hidden_reasons(suite_root: Path, ledger: Path, transcripts: Path) -> dict[Path, str]:
-    """What the bwrap tier never shows, each with why (for the pre-flight's refusals)."""
-    suite, *ledger_files = hidden_paths(suite_root, ledger, transcripts, transcripts)[:5]
-    reasons = {
-        suite: "is inside the suite folder, which the sandbox never shows (it holds the "
-        "oracles): move it out of the suite folder",
-    }
-    for path in ledger_files:
-        reasons[path] = "is the ledger, which the sandbox never shows"
-    reasons[transcripts.resolve()] = (
-        "is inside the ledger's transcripts folder, which the sandbox never shows"
-    )
-    return reasons
-
-
-def _preflight(
-    agent: str, tasks: Sequence[Task], tier: Tier, reasons: dict[Path, str], env: dict[str, str]
-) -> None:
-    """Refuse, before anything is written, an agent or grader that could not start (see
-    ``_preflight``)."""
-    with tempfile.TemporaryDirectory(prefix="trialbook-preflight-") as scratch:
-        where = Path(scratch).resolve()
-        fixtures = [t.fixture.resolve() for t in tasks]
-        check_agent(agent, fixtures=fixtures, tier=tier, hidden=reasons, env=env, scratch=where)
-        seen: set[str] = set()
-        for task in tasks:
-            if task.grader in seen:
-                continue
-            seen.add(task.grader)
-            check_grader(
-                task.grader,
-                task_id=task.id,
-                tier=tier,
-                hidden=reasons,
-                env=base_env(),
-                scratch=where,
-            )
-
-
 def _executor(options: RunOptions) -> Executor:
     """The executor the options name (Ray is imported only for ``ray``)."""
     if options.executor == "ray":
@@ -286,8 +247,8 @@ def run_suite(
     if prior is not None:
         check_resume(prior, dataset_id=lock.dataset_id, tier=tier, digest=digest)
     transcripts_root = options.ledger.parent / f"{options.ledger.stem}.transcripts"
-    reasons = _hidden_reasons(suite.root, options.ledger, transcripts_root)
-    _preflight(options.agent, tasks, tier, reasons if tier == "bwrap" else {}, env)
+    reasons = hidden_reasons(suite.root, options.ledger, transcripts_root)
+    preflight(options.agent, tasks, tier, reasons if tier == "bwrap" else {}, env)
     clean_stale_runs()  # a new run clears after killed ones, as a resume does
     notes = [tier_note] if tier_note else []
     longest = max([t.timeout_s for t in suite.tasks] + [t.grader_timeout_s for t in suite.tasks])

@@ -3,9 +3,13 @@ tallies of ``score``)."""
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Collection, Sequence
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from trialbook.ledger._provenance import Completion
 from trialbook.ledger.store._records import RunStatus
@@ -17,6 +21,7 @@ __all__ = [
     "counted",
     "counted_clause",
     "failed_rows",
+    "float_columns",
     "reruns",
     "run_pass_at_1",
     "run_tally",
@@ -134,3 +139,20 @@ def failed_rows(
         if text is not None:  # groups in order of their first row: an error's first group first
             errors[str(text)] = errors.get(str(text), 0) + int(count)
     return {"failed": outcomes, "failed_errors": tuple(errors.items())}
+
+
+def float_columns(
+    conn: sqlite3.Connection, names: Sequence[str], where: str, args: tuple[Any, ...], rows: int
+) -> list[NDArray[np.float64]]:
+    """Float columns (each >= 0 once checked) of the rows in row order, NULL as NaN, read
+    one number at a time into one array."""
+    # SQLite has no NaN: NULL comes as -1.0, which no checked value of these (each >= 0) is
+    picked = ", ".join(f"coalesce({name}, -1.0)" for name in names)
+    cur = conn.execute(f"SELECT {picked} FROM attempts WHERE {where} ORDER BY id", args)
+    flat = np.fromiter(
+        itertools.chain.from_iterable(cur) if len(names) > 1 else (v for (v,) in cur),
+        dtype=np.float64,
+        count=rows * len(names),
+    )
+    flat[flat == -1.0] = np.nan
+    return [np.ascontiguousarray(flat[j :: len(names)]) for j in range(len(names))]

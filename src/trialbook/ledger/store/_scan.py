@@ -19,10 +19,9 @@ column-wise, one number at a time into an array, in row order.
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import Ledger
 from trialbook.ledger._tally import Known, RunTally, tally_ledger
 from trialbook.ledger.store._columns import covered, load_columns
-from trialbook.ledger.store._queries import completions, counted, failed_rows, reruns
+from trialbook.ledger.store._queries import completions, counted, failed_rows, float_columns, reruns
 from trialbook.ledger.store._schema import own_schema
 from trialbook.ledger.store._sql import (
     PACKED,
@@ -277,7 +276,7 @@ class StoreTallies:
         cost_rows = int(c["count_cost"].sum())
         if cost_rows:
             floats.append('"cost"')
-        values = self._floats(floats, condition, cargs, rows)
+        values = float_columns(self._conn, floats, condition, cargs, rows)
         elapsed = values[0]
         cost = values[1] if cost_rows else np.zeros(0)
         score_rows = int(c["count_score"].sum())
@@ -449,22 +448,6 @@ class StoreTallies:
                     (*args, task, fp),
                 )
         return out
-
-    def _floats(
-        self, names: Sequence[str], where: str, args: tuple[Any, ...], rows: int
-    ) -> list[NDArray[np.float64]]:
-        """Float columns (each >= 0 once checked) of the rows in row order, NULL as NaN, read
-        one number at a time into one array."""
-        # SQLite has no NaN: NULL comes as -1.0, which no checked value of these (each >= 0) is
-        picked = ", ".join(f"coalesce({name}, -1.0)" for name in names)
-        cur = self._conn.execute(f"SELECT {picked} FROM attempts WHERE {where} ORDER BY id", args)
-        flat = np.fromiter(
-            itertools.chain.from_iterable(cur) if len(names) > 1 else (v for (v,) in cur),
-            dtype=np.float64,
-            count=rows * len(names),
-        )
-        flat[flat == -1.0] = np.nan
-        return [np.ascontiguousarray(flat[j :: len(names)]) for j in range(len(names))]
 
     def _score(
         self, task_ids: tuple[str, ...], where: str, args: tuple[Any, ...]
