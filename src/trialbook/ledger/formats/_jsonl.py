@@ -100,7 +100,7 @@ _KINDS = "".join(
 _NATIVE_DTYPE = {"S": np.int64, "s": np.int64, "I": np.int64, "B": np.uint8}  # others: float64
 
 
-def _read_jsonl_native(data: bytes, source: str, default_run: str) -> Ledger | None:
+def _read_jsonl_native(data: bytes, source: str, default_run: str | None) -> Ledger | None:
     """Read with the C reader, or None when it is not built or declines the file.
 
     ``data`` is the whole file, read (not mapped: a mapped file that another program truncates kills
@@ -174,7 +174,7 @@ def _decode_labels(found: list[str | bytes], codes: Any) -> tuple[Any, tuple[str
     return codes, tuple(index)
 
 
-def _read_jsonl_fast(data: bytes, source: str, default_run: str) -> Ledger | None:
+def _read_jsonl_fast(data: bytes, source: str, default_run: str | None) -> Ledger | None:
     import pyarrow as pa
     import pyarrow.json as pj
 

@@ -1,0 +1,429 @@
+"""Runs tallied chunk by chunk: what a ledger file read in pieces folds into, and the cross-chunk
+rules checked on the way.
+
+:class:`RunFold` keeps, per task and per class of row (``infra_error`` by status, or not), the
+counts and sums a :class:`~trialbook.ledger.RunTally` is made of; so one fold answers every tally
+a scorecard asks for (with or without the infrastructure errors, with or without fault strata set
+aside). Per attempt it keeps only what no per-task sum can stand for, exactly:
+
+- ``elapsed_s`` and ``cost`` in row order (their float totals, mean and median depend on the order
+  and on every value: numpy's pairwise sum is what the in-memory tally computes);
+- each attempt's task, ``attempt_index`` and class (duplicates across chunks, and the attempts
+  before a task's first pass, which is only known once every chunk is read).
+
+That is 29 bytes per attempt (21 when no row records a cost), against the several hundred a
+whole-file read holds; everything else grows with the tasks. Per-task ``score`` totals are summed
+with ``np.add.at``, one value after the other in row order, as ``np.bincount`` sums them in the
+in-memory tally, so they are the same to the bit.
+
+Every rule that spans rows is checked across chunks here (``k_budget``, ``system``, ``dataset_id``
+and ``graded_after_timeout`` constant within a run, ``stratum`` and ``weight`` within a task of a
+run, ``(run_id, task_id, attempt_index)`` unique, ``run_id`` named by every row or by none); each
+chunk's own rows are checked by the readers' :func:`~trialbook.ledger._rules.check_rules`. A fold
+only *accepts*: at a broken rule it says so (:attr:`FileFold.broken`), and the caller reads the
+file whole, whose rules name every problem with its line, as they always have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from trialbook.errors import ArgumentError, TrialbookError
+from trialbook.ledger._rules import _repeats
+from trialbook.ledger._table import Ledger
+from trialbook.ledger._tally import Known, RunTally
+
+__all__ = ["FileFold", "RunFold"]
+
+# per (task, class) integer columns
+(ATTEMPTS, PASSES, TIMEOUTS, AFTER_TIMEOUT, HELPER, CACHE, CACHE_ROWS, TOOLS, TOOLS_ROWS,
+ TIN, TIN_ROWS, TOUT, TOUT_ROWS, SELECTED, SCORED, FAIL_PLAIN, FAIL_TIMED, FAIL_INFRA,
+ LEAKS) = range(19)  # fmt: skip
+_COLUMNS = 19
+_BIG = np.iinfo(np.int64).max
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal values, NaN equal to NaN (a field not recorded on both)."""
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return a == b
+
+
+def _value(rows: Ledger, name: str, i: int) -> str | float | None:
+    """Row ``i``'s value of a field: a label (None: not recorded) or a number (NaN: not recorded)."""
+    if name in rows.values:
+        return float(rows.values[name][i])
+    code = int(rows.codes[name][i])
+    return None if code < 0 else rows.labels[name][code]
+
+
+class RunFold:
+    """One run's rows, folded chunk by chunk (see the module's docstring)."""
+
+    def __init__(self, run_id: str, source: str, first: Ledger) -> None:
+        self.run_id = run_id
+        self.source = source
+        self.constants = {
+            name: _value(first, name, 0)
+            for name in ("k_budget", "system", "dataset_id", "graded_after_timeout")
+        }
+        self.task_index: dict[str, int] = {}
+        self.task_ids: list[str] = []
+        self.stratum: list[str | None] = []
+        self.weight: list[float] = []
+        self.acc = np.zeros((16, 2, _COLUMNS), dtype=np.int64)
+        self.first_row = np.full((16, 2), _BIG, dtype=np.int64)
+        self.lowest = np.full((16, 2), _BIG, dtype=np.int64)
+        self.lowest_passed = np.zeros((16, 2), dtype=bool)
+        self.first_pass = np.full(16, _BIG, dtype=np.int64)
+        self.score_all = np.zeros(16, dtype=np.float64)
+        self.score_kept = np.zeros(16, dtype=np.float64)  # the rows that are not infra errors
+        self.errors: dict[tuple[str, int, int], list[int]] = {}
+        self.leaked: list[tuple[int, int]] = []
+        self._task: list[NDArray[np.int32]] = []
+        self._attempt: list[NDArray[np.int64]] = []
+        self._infra: list[NDArray[np.bool_]] = []
+        self._elapsed: list[NDArray[np.float64]] = []
+        self._cost: list[NDArray[Any]] = []
+        self.cost_recorded = False
+        self.rows_seen = 0
+        self._finished: tuple[NDArray[Any], ...] | None = None
+
+    # ------------------------------------------------------------------ folding
+
+    def _grow(self, tasks: int) -> None:
+        cap = self.first_pass.size
+        if tasks <= cap:
+            return
+        new = max(tasks, 2 * cap)
+
+        def wider(a: NDArray[Any], fill: Any) -> NDArray[Any]:
+            out = np.full((new, *a.shape[1:]), fill, dtype=a.dtype)
+            out[:cap] = a
+            return out
+
+        self.acc = wider(self.acc, 0)
+        self.first_row = wider(self.first_row, _BIG)
+        self.lowest = wider(self.lowest, _BIG)
+        self.lowest_passed = wider(self.lowest_passed, False)
+        self.first_pass = wider(self.first_pass, _BIG)
+        self.score_all = wider(self.score_all, 0.0)
+        self.score_kept = wider(self.score_kept, 0.0)
+
+    def fold(self, rows: Ledger, row0: int) -> bool:
+        """Fold a chunk's rows of this run (validated on their own; ``row0``: the file's row number
+        of the chunk's first row). False when a rule across chunks is broken."""
+        for name, value in self.constants.items():
+            if not _same(_value(rows, name, 0), value):
+                return False  # the chunk's own rules hold it constant from its first row on
+        codes, labels = rows.codes["task_id"], rows.labels["task_id"]
+        first = np.full(len(labels), codes.size, dtype=np.int64)
+        first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)
+        present = np.flatnonzero(first < codes.size)
+        to_task = np.full(len(labels), -1, dtype=np.int64)
+        for c in present[np.argsort(first[present], kind="stable")].tolist():
+            label, row = labels[c], int(first[c])
+            stratum, weight = _value(rows, "stratum", row), _value(rows, "weight", row)
+            known = self.task_index.get(label)
+            if known is None:
+                known = self.task_index[label] = len(self.task_ids)
+                self.task_ids.append(label)
+                self.stratum.append(stratum if isinstance(stratum, str) else None)
+                self.weight.append(float(weight) if isinstance(weight, float) else np.nan)
+            elif not (
+                _same(self.stratum[known], stratum) and _same(self.weight[known], weight)
+            ):
+                return False
+            to_task[c] = known
+        t = len(self.task_ids)
+        self._grow(t)
+        task = to_task[codes]
+        infra = np.asarray(rows.has_status("infra_error"), dtype=bool)
+        cell = task * 2 + infra
+        v = rows.values
+        passed = np.asarray(v["passed"], dtype=bool)
+        timed = np.asarray(v["timed_out"], dtype=bool)
+        attempt = np.asarray(v["attempt_index"], dtype=np.int64)
+        count = 2 * t
+
+        def tally(mask: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+            picked = cell if mask is None else cell[mask]
+            return np.bincount(picked, minlength=count).astype(np.int64)
+
+        def total(name: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+            col = np.asarray(v[name], dtype=np.float64)
+            known = ~np.isnan(col)
+            if not known.any():
+                return np.zeros(count, np.int64), np.zeros(count, np.int64)
+            sums = np.bincount(cell[known], weights=col[known], minlength=count)
+            return sums.astype(np.int64), tally(known)
+
+        new = np.zeros((count, _COLUMNS), dtype=np.int64)
+        new[:, ATTEMPTS] = tally()
+        new[:, PASSES] = tally(passed)
+        new[:, TIMEOUTS] = tally(timed)
+        new[:, AFTER_TIMEOUT] = tally(passed & timed)
+        new[:, HELPER] = total("helper_calls")[0]
+        for name, s, r in (
+            ("cache_hit", CACHE, CACHE_ROWS),
+            ("tool_calls", TOOLS, TOOLS_ROWS),
+            ("tokens_in", TIN, TIN_ROWS),
+            ("tokens_out", TOUT, TOUT_ROWS),
+        ):
+            new[:, s], new[:, r] = total(name)
+        new[:, SELECTED] = tally(~np.isnan(v["selected"]))
+        scored = ~np.isnan(v["score"])
+        new[:, SCORED] = tally(scored)
+        new[:, FAIL_PLAIN] = tally(~passed & ~timed & ~infra)
+        new[:, FAIL_TIMED] = tally(timed & ~passed & ~infra)
+        new[:, FAIL_INFRA] = tally(infra & ~passed)
+        leak = np.asarray(v["oracle_leak"], dtype=bool)
+        new[:, LEAKS] = tally(leak)
+        self.acc[:t] += new.reshape(t, 2, _COLUMNS)
+
+        # first row, lowest attempt (and whether it passed) per (task, class); first pass per task
+        n = codes.size
+        first_row = np.full(count, _BIG, dtype=np.int64)
+        first_row[cell[::-1]] = np.arange(n - 1, -1, -1) + row0
+        flat_first = self.first_row[:t].reshape(-1)
+        np.minimum(flat_first, first_row, out=flat_first)
+        lowest = np.full(count, _BIG, dtype=np.int64)
+        np.minimum.at(lowest, cell, attempt)
+        at = np.flatnonzero(attempt == lowest[cell])
+        lowest_passed = np.zeros(count, dtype=bool)
+        lowest_passed[cell[at]] = passed[at]
+        flat_low = self.lowest[:t].reshape(-1)
+        flat_lp = self.lowest_passed[:t].reshape(-1)
+        better = lowest < flat_low
+        flat_low[better] = lowest[better]
+        flat_lp[better] = lowest_passed[better]
+        np.minimum.at(self.first_pass, task[passed], attempt[passed])
+        if scored.any():
+            score = v["score"]
+            np.add.at(self.score_all, task, score)
+            np.add.at(self.score_kept, task[~infra], score[~infra])
+
+        err_codes = rows.codes["error"]
+        with_error = np.flatnonzero((err_codes >= 0) & ~passed)
+        for i in with_error.tolist():
+            key = (rows.labels["error"][err_codes[i]], int(task[i]), int(infra[i]))
+            seen = self.errors.get(key)
+            if seen is None:
+                self.errors[key] = [row0 + i, 1]
+            else:
+                seen[1] += 1
+        for i in np.flatnonzero(leak).tolist():
+            self.leaked.append((int(task[i]), int(attempt[i])))
+
+        self._task.append(task.astype(np.int32))
+        self._attempt.append(attempt)
+        self._infra.append(infra)
+        self._elapsed.append(np.asarray(v["elapsed_s"], dtype=np.float64))
+        cost = v["cost"]
+        if not self.cost_recorded and not np.isnan(cost).all():
+            self.cost_recorded = True
+            self._cost = [np.full(len(c), np.nan) for c in self._task[:-1]]
+        if self.cost_recorded:
+            self._cost.append(cost)
+        self.rows_seen += n
+        return True
+
+    def finish(self) -> bool:
+        """Join the per-attempt arrays; False when an attempt repeats across chunks."""
+        join = np.concatenate
+        task, attempt = join(self._task), join(self._attempt)
+        self._task, self._attempt = [], []
+        infra, elapsed = join(self._infra), join(self._elapsed)
+        self._infra, self._elapsed = [], []
+        cost = np.ascontiguousarray(join(self._cost), dtype=np.float64) if self.cost_recorded else None
+        self._cost = []
+        self._finished = (task, attempt, infra, elapsed, cost)
+        k = int(self.constants["k_budget"] or 1)
+        if len(self.task_ids) * k < 2**62:
+            key = task.astype(np.int64) * k + attempt
+        else:  # a budget too large to pack: one key per (task, attempt) pair by a sort
+            order = np.lexsort((attempt, task))
+            t_sorted, a_sorted = task[order], attempt[order]
+            repeat = (t_sorted[1:] == t_sorted[:-1]) & (a_sorted[1:] == a_sorted[:-1])
+            return not bool(repeat.any())
+        return not _repeats(key)
+
+    # ------------------------------------------------------------------ tallying
+
+    def tally(self, *, drop_status: str | None = None, set_aside: Collection[str] = ()) -> RunTally:
+        """The run tallied as :func:`~trialbook.ledger.tally_ledger` tallies its rows."""
+        if drop_status is not None and drop_status != "infra_error":
+            raise ArgumentError(
+                f"drop_status must be 'infra_error' or None, got {drop_status!r}",
+                argument="drop_status",
+            )
+        assert self._finished is not None, "finish() before tally()"
+        task, attempt, infra, elapsed, cost = self._finished
+        t = len(self.task_ids)
+        acc = self.acc[:t]
+        leaked_task = acc[:, :, LEAKS].sum(axis=1) > 0
+        keep = ~leaked_task
+        if set_aside:
+            keep &= ~np.array([s in set_aside for s in self.stratum], dtype=bool)
+        status_rows = int(acc[keep, 1, ATTEMPTS].sum())
+        kept_rows = int(acc[keep, :, ATTEMPTS].sum())
+        classes = 1 if drop_status is not None else 2
+        use = acc[:, :classes]
+        present = keep & (use[:, :, ATTEMPTS].sum(axis=1) > 0)
+        emptied: tuple[str, ...] = ()
+        if drop_status is not None:
+            had = keep & (acc[:, :, ATTEMPTS].sum(axis=1) > 0)
+            emptied = tuple(self.task_ids[i] for i in np.flatnonzero(had & ~present).tolist())
+        if not present.any():
+            raise TrialbookError(
+                f"run {self.run_id!r}: no attempts left to score after quarantine and drops"
+            )
+        kept = use[present]  # (tasks kept, classes, columns)
+        per_task = kept.sum(axis=1)
+        whole = per_task.sum(axis=0)
+        rows_kept = int(whole[ATTEMPTS])
+
+        low = self.lowest[:t][present, :classes]
+        which = np.argmin(low, axis=1)
+        first_passed = self.lowest_passed[:t][present, :classes][np.arange(which.size), which]
+        first_rows = self.first_row[:t][present, :classes].min(axis=1)
+
+        row_kept = present[task] if classes == 2 else present[task] & ~infra
+        all_kept = bool(row_kept.all())
+        fp = self.first_pass[:t]
+        below = row_kept & (attempt < fp[task])
+        before = np.bincount(task[below], minlength=t).astype(np.int64)[present]
+        before[fp[present] == _BIG] = -1
+
+        kept_elapsed = elapsed if all_kept else elapsed[row_kept]
+        kept_cost = _EMPTY
+        if cost is not None:
+            candidate = cost if all_kept else cost[row_kept]
+            if not np.isnan(candidate).all():
+                kept_cost = np.ascontiguousarray(candidate)
+        score_rows = int(whole[SCORED])
+        sums = self.score_kept if drop_status is not None else self.score_all
+        score = np.array(sums[:t][present], dtype=np.float64) if score_rows == rows_kept else None
+
+        strata_of = [self.stratum[i] for i in np.flatnonzero(present).tolist()]
+        strata = tuple(
+            dict.fromkeys(
+                strata_of[j] for j in np.argsort(first_rows, kind="stable").tolist()
+                if strata_of[j] is not None
+            )
+        )  # fmt: skip
+        kept_ids = tuple(self.task_ids[i] for i in np.flatnonzero(present).tolist())
+        infra_per_task = kept[:, 1, ATTEMPTS] if classes == 2 else np.zeros(len(kept_ids), np.int64)
+
+        def known(s: int, r: int) -> Known:
+            return Known(int(whole[s]), int(whole[r]))
+
+        errors: dict[str, list[int]] = {}
+        for (label, ti, cls), (row, n) in self.errors.items():
+            if present[ti] and cls < classes:
+                seen = errors.setdefault(label, [row, 0])
+                seen[0] = min(seen[0], row)
+                seen[1] += n
+        failed_errors = tuple(
+            (label, n) for label, (_, n) in sorted(errors.items(), key=lambda e: e[1][0])
+        )
+        k_budget = self.constants["k_budget"]
+        assert isinstance(k_budget, float)
+        return RunTally(
+            run_id=self.run_id,
+            source=self.source,
+            provenance=None,
+            completion=None,
+            system=_text(self.constants["system"]),
+            dataset_id=_text(self.constants["dataset_id"]),
+            k_budget=int(k_budget),
+            quarantined=tuple(sorted((self.task_ids[ti], a) for ti, a in self.leaked)),
+            leaked_tasks=tuple(self.task_ids[i] for i in np.flatnonzero(leaked_task).tolist()),
+            status_rows=status_rows,
+            kept_rows=kept_rows,
+            emptied_tasks=emptied,
+            task_ids=kept_ids,
+            attempts=per_task[:, ATTEMPTS].copy(),
+            passes=per_task[:, PASSES].copy(),
+            first_passed=np.asarray(first_passed, dtype=bool),
+            before_first_pass=before,
+            timeouts=per_task[:, TIMEOUTS].copy(),
+            timeouts_recorded=per_task[:, ATTEMPTS].copy(),
+            infra_errors=np.asarray(infra_per_task, dtype=np.int64),
+            stratum=tuple(strata_of),
+            weight=np.array([self.weight[i] for i in np.flatnonzero(present).tolist()]),
+            strata=strata,
+            passes_after_timeout=int(whole[AFTER_TIMEOUT]),
+            infra_rows=int(infra_per_task.sum()),
+            helper_calls=Known(int(whole[HELPER]), rows_kept),
+            timed_out=Known(int(whole[TIMEOUTS]), rows_kept),
+            cache_hit=known(CACHE, CACHE_ROWS),
+            tool_calls=known(TOOLS, TOOLS_ROWS),
+            tokens_in=known(TIN, TIN_ROWS),
+            tokens_out=known(TOUT, TOUT_ROWS),
+            elapsed_s=np.ascontiguousarray(kept_elapsed, dtype=np.float64),
+            cost=kept_cost,
+            score=score,
+            score_rows=score_rows,
+            not_recorded={},
+            selected_rows=int(whole[SELECTED]),
+            failed={
+                "failed": int(whole[FAIL_PLAIN]),
+                "timed_out": int(whole[FAIL_TIMED]),
+                "infra_error": int(whole[FAIL_INFRA]) if classes == 2 else 0,
+            },
+            failed_errors=failed_errors,
+        )
+
+
+_EMPTY = np.zeros(0, dtype=np.float64)
+
+
+def _text(value: str | float | None) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+class FileFold:
+    """Every run of a file, folded chunk by chunk, with the rules across chunks."""
+
+    def __init__(self, source: str, default_run: str) -> None:
+        self.source = source
+        self.default_run = default_run
+        self.runs: dict[str, RunFold] = {}
+        self.broken = False
+        self._named: bool | None = None  # whether rows name their run (every row, or none)
+        self._rows = 0
+
+    def fold(self, chunk: Ledger) -> None:
+        """Fold one chunk read on its own (its rules checked, ``run_id`` left unset when absent)."""
+        if self.broken or len(chunk) == 0:
+            return
+        run_codes = chunk.codes["run_id"]
+        named = bool(run_codes[0] >= 0)  # the chunk's rules: all rows name their run, or none
+        if self._named is None:
+            self._named = named
+        elif self._named != named:
+            self.broken = True
+            return
+        ids = chunk.run_ids if named else (self.default_run,)
+        for run_id in ids:
+            rows = chunk.run(run_id) if named else chunk
+            fold = self.runs.get(run_id)
+            if fold is None:
+                fold = self.runs[run_id] = RunFold(run_id, self.source, rows)
+            # positions in a run's subset keep their order: numbered from the chunk's start
+            if not fold.fold(rows, self._rows):
+                self.broken = True
+                return
+        self._rows += len(chunk)
+
+    def finish(self) -> bool:
+        """Whether every rule held (the file had rows, no attempt repeats across chunks)."""
+        if self.broken or not self.runs:
+            return False
+        return all(fold.finish() for fold in self.runs.values())

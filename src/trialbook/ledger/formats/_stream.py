@@ -1,0 +1,156 @@
+"""JSONL and CSV ledgers tallied in bounded chunks: memory that grows with the tasks, not the file.
+
+The file is read a chunk of whole lines at a time (32 MiB by default). Each chunk goes through the
+fast readers of its format (the C reader or pyarrow for JSONL, pyarrow for CSV), which check the
+chunk's rows by :func:`~trialbook.ledger._rules.check_rules`, and is then folded into per-run,
+per-task tallies (:class:`~trialbook.ledger._fold.FileFold`), which check the rules that span
+chunks. The tallies are the same, to the bit, as those of the file read whole.
+
+The chunked read only ever accepts. At the first chunk a fast reader declines (a broken rule, a
+value it does not read exactly, an imported run with ``not_recorded``, a CSV row over several
+lines) or a rule across chunks that breaks, the file is read whole, the way :func:`read_ledger`
+reads it: every problem named with its line, nothing scored, the same messages as ever.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Callable, Collection, Iterator
+from pathlib import Path
+
+from trialbook.errors import ArgumentError
+from trialbook.ledger._fold import FileFold
+from trialbook.ledger._table import Ledger
+from trialbook.ledger._tally import RunTally, TallyOfLedger
+from trialbook.ledger.formats._csv import _read_csv_fast
+from trialbook.ledger.formats._jsonl import _read_jsonl_fast, _read_jsonl_native
+
+__all__ = ["CHUNK_BYTES", "StreamTallies", "chunks"]
+
+CHUNK_BYTES = 32 << 20
+"""Bytes read at a time (a chunk is that much, cut back to its last whole line)."""
+
+
+def chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """The file in pieces of whole lines (each ends at a newline, but perhaps the last), a byte
+    order mark at the start left out."""
+    with path.open("rb") as fh:
+        head = fh.read(len(codecs.BOM_UTF8))
+        rest = b"" if head == codecs.BOM_UTF8 else head
+        while True:
+            block = fh.read(chunk_bytes)
+            if not block:
+                if rest:
+                    yield rest
+                return
+            data = rest + block if rest else block
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                rest = data
+                continue
+            yield data[: cut + 1]
+            rest = data[cut + 1 :]
+
+
+def _jsonl_chunk(data: bytes, source: str) -> Ledger | None:
+    fast = _read_jsonl_native(data, source, None)
+    if fast is None:
+        fast = _read_jsonl_fast(data, source, None)
+    return fast
+
+
+def _fold_jsonl(path: Path, fold: FileFold, chunk_bytes: int) -> bool:
+    for data in chunks(path, chunk_bytes):
+        if not data.strip():
+            continue  # blank lines hold no row
+        chunk = _jsonl_chunk(data, fold.source)
+        if chunk is None or chunk.recorded("not_recorded"):
+            return False
+        fold.fold(chunk)
+        if fold.broken:
+            return False
+    return True
+
+
+def _fold_csv(path: Path, fold: FileFold, chunk_bytes: int) -> bool:
+    header: bytes | None = None
+    for data in chunks(path, chunk_bytes):
+        if header is None:
+            end = data.find(b"\n")
+            header, data = data[: end + 1], data[end + 1 :]
+        if not data.strip():
+            continue
+        chunk = _read_csv_fast(header + data, fold.source, None)
+        if chunk is None or chunk.recorded("not_recorded"):
+            return False
+        fold.fold(chunk)
+        if fold.broken:
+            return False
+    return True
+
+
+class StreamTallies:
+    """:class:`~trialbook.ledger.Tallies` of a JSONL or CSV file, read chunk by chunk (see the
+    module's docstring); a file the chunked read declines is read whole by ``read_whole``, which
+    raises :class:`~trialbook.errors.LedgerError` naming every problem of an invalid one."""
+
+    def __init__(
+        self,
+        path: Path,
+        default_run: str,
+        read_whole: Callable[[Path, str], Ledger],
+        *,
+        chunk_bytes: int = CHUNK_BYTES,
+    ) -> None:
+        self._path, self._default_run, self._read_whole = path, default_run, read_whole
+        self._ledger: Ledger | None = None
+        self.whole: TallyOfLedger | None = None
+        """The tallies of the file read whole, when the chunked read declined it."""
+        fold = FileFold(str(path), default_run)
+        folder = _fold_csv if path.suffix.lower() == ".csv" else _fold_jsonl
+        if not (folder(path, fold, chunk_bytes) and fold.finish()):
+            self.whole = TallyOfLedger(self._rows_read())
+        self._fold = fold
+
+    def _rows_read(self) -> Ledger:
+        if self._ledger is None:
+            self._ledger = self._read_whole(self._path, self._default_run)
+        return self._ledger
+
+    @property
+    def source(self) -> str:
+        return str(self._path)
+
+    def run_ids(self) -> tuple[str, ...]:
+        if self.whole is not None:
+            return self.whole.run_ids()
+        return tuple(self._fold.runs)
+
+    def has_run(self, run_id: str) -> bool:
+        return run_id in self.run_ids()
+
+    def tally(
+        self, run_id: str, *, drop_status: str | None = None, set_aside: Collection[str] = ()
+    ) -> RunTally:
+        if self.whole is not None:
+            return self.whole.tally(run_id, drop_status=drop_status, set_aside=set_aside)
+        fold = self._fold.runs.get(run_id)
+        if fold is None:
+            known = ", ".join(repr(r) for r in self._fold.runs)
+            raise ArgumentError(
+                f"run {run_id!r} is not in {self.source} (runs: {known})", argument="run"
+            )
+        return fold.tally(drop_status=drop_status, set_aside=set_aside)
+
+    def rows(self, run_id: str) -> Ledger:
+        """The run's rows, read whole (for a question tallies cannot answer)."""
+        return self._rows_read().run(run_id)
+
+    def close(self) -> None:
+        """Nothing to release (the file is closed once read)."""
+
+    def __enter__(self) -> StreamTallies:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
