@@ -139,11 +139,22 @@ def task_bootstrap(
         draw_p = counts / t
         batch = max(1, _MAX_CELLS // len(profiles))
         pwv = pv * pw
+        columns = [np.flatnonzero(wmap == j) for j in range(pwd.shape[1])]
         for start in range(0, resamples, batch):
             size = min(batch, resamples - start)
             draws = rng.multinomial(t, draw_p, size=size).astype(np.float64)
-            # the denominators need only the distinct weight columns (often one or two)
-            theta[start : start + size] = (draws @ pwv) / (draws @ pwd)[:, wmap]
+            # the numerators straight into theta, then divided there (the same products and
+            # quotients as a product, a quotient and a copy: no block-sized temporaries beside
+            # theta); the denominators need only the distinct weight columns (often one)
+            block = theta[start : start + size]
+            np.matmul(draws, pwv, out=block)
+            den = draws @ pwd
+            del draws
+            if len(columns) == 1:
+                block /= den
+            else:
+                for j, cols in enumerate(columns):
+                    block[:, cols] /= den[:, j : j + 1]
     else:
         batch = max(1, _MAX_CELLS // (t * m))
         wv = v * w

@@ -15,6 +15,7 @@ reads it: every problem named with its line, nothing scored, the same messages a
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
@@ -31,37 +32,52 @@ CHUNK_BYTES = 32 << 20
 """Bytes read at a time (a chunk is that much, cut back to its last whole line)."""
 
 
-def chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+def chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[memoryview]:
     """The file in pieces of whole lines (each ends at a newline, but perhaps the last), a byte
-    order mark at the start left out."""
-    with path.open("rb") as fh:
-        head = fh.read(len(codecs.BOM_UTF8))
-        rest = b"" if head == codecs.BOM_UTF8 else head
+    order mark at the start left out.
+
+    The pieces are views of one buffer, reused: each is valid until the next is asked for (the
+    readers copy what they keep). A line longer than the buffer grows it.
+    """
+    with path.open("rb", buffering=0) as fh:
+        head = fh.read(len(codecs.BOM_UTF8)) or b""
+        carried = b"" if head == codecs.BOM_UTF8 else head
+        buf = bytearray(max(chunk_bytes, len(carried) + 1))
+        buf[: len(carried)] = carried
+        start = len(carried)
         while True:
-            block = fh.read(chunk_bytes)
-            if not block:
-                if rest:
-                    yield rest
+            if start == len(buf):  # one line fills the buffer: a larger one
+                buf = buf + bytearray(len(buf))
+            view = memoryview(buf)
+            read = fh.readinto(view[start:])
+            end = start + (read or 0)
+            if not read:
+                if end:
+                    yield view[:end]
                 return
-            data = rest + block if rest else block
-            cut = data.rfind(b"\n")
+            cut = buf.rfind(b"\n", 0, end)
             if cut < 0:
-                rest = data
+                start = end
                 continue
-            yield data[: cut + 1]
-            rest = data[cut + 1 :]
+            yield view[: cut + 1]
+            rest = end - cut - 1
+            buf[:rest] = buf[cut + 1 : end]  # the same length: no resize under the view
+            start = rest
 
 
-def _jsonl_chunk(data: bytes, source: str) -> Ledger | None:
+_SOMETHING = re.compile(rb"\S")
+
+
+def _jsonl_chunk(data: memoryview, source: str) -> Ledger | None:
     fast = _read_jsonl_native(data, source, None)
     if fast is None:
-        fast = _read_jsonl_fast(data, source, None)
+        fast = _read_jsonl_fast(bytes(data), source, None)
     return fast
 
 
 def _fold_jsonl(path: Path, fold: FileFold, chunk_bytes: int) -> bool:
     for data in chunks(path, chunk_bytes):
-        if not data.strip():
+        if not _SOMETHING.search(data):
             continue  # blank lines hold no row
         chunk = _jsonl_chunk(data, fold.source)
         if chunk is None or chunk.recorded("not_recorded"):
@@ -74,11 +90,12 @@ def _fold_jsonl(path: Path, fold: FileFold, chunk_bytes: int) -> bool:
 
 def _fold_csv(path: Path, fold: FileFold, chunk_bytes: int) -> bool:
     header: bytes | None = None
-    for data in chunks(path, chunk_bytes):
+    for piece in chunks(path, chunk_bytes):
+        data = bytes(piece)
         if header is None:
             end = data.find(b"\n")
             header, data = data[: end + 1], data[end + 1 :]
-        if not data.strip():
+        if not _SOMETHING.search(data):
             continue
         chunk = _read_csv_fast(header + data, fold.source, None)
         if chunk is None or chunk.recorded("not_recorded"):
