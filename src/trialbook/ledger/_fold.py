@@ -33,7 +33,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialbook.errors import ArgumentError, TrialbookError
-from trialbook.ledger._rules import _repeats
 from trialbook.ledger._table import Ledger
 from trialbook.ledger._tally import Known, RunTally
 
@@ -65,7 +64,7 @@ def _value(rows: Ledger, name: str, i: int) -> str | float | None:
 class RunFold:
     """One run's rows, folded chunk by chunk (see the module's docstring)."""
 
-    def __init__(self, run_id: str, source: str, first: Ledger) -> None:
+    def __init__(self, run_id: str, source: str, first: Ledger, reserve: int = 0) -> None:
         self.run_id = run_id
         self.source = source
         self.constants = {
@@ -85,12 +84,12 @@ class RunFold:
         self.score_kept = np.zeros(16, dtype=np.float64)  # the rows that are not infra errors
         self.errors: dict[tuple[str, int, int], list[int]] = {}
         self.leaked: list[tuple[int, int]] = []
-        self._task: list[NDArray[np.int32]] = []
-        self._attempt: list[NDArray[np.int64]] = []
-        self._infra: list[NDArray[np.bool_]] = []
-        self._elapsed: list[NDArray[np.float64]] = []
-        self._cost: list[NDArray[Any]] = []
-        self.cost_recorded = False
+        self._reserve = reserve  # rows the file may still hold (an estimate: it grows past it)
+        self._task = _Grown(np.int32, reserve)
+        self._attempt = _Grown(np.int64, reserve)
+        self._infra = _Grown(np.bool_, reserve)
+        self._elapsed = _Grown(np.float64, reserve)
+        self._cost: _Grown | None = None  # made when a row records a cost
         self.rows_seen = 0
         self._finished: tuple[NDArray[Any], ...] | None = None
 
@@ -125,8 +124,12 @@ class RunFold:
         first = np.full(len(labels), codes.size, dtype=np.int64)
         first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)
         present = np.flatnonzero(first < codes.size)
-        to_task = np.full(len(labels), -1, dtype=np.int64)
-        for c in present[np.argsort(first[present], kind="stable")].tolist():
+        order = present[np.argsort(first[present], kind="stable")]
+        u = order.size
+        local = np.empty(len(labels), dtype=np.int64)  # code -> the task's place in this chunk
+        local[order] = np.arange(u)
+        glob = np.empty(u, dtype=np.int64)  # the chunk's tasks -> the run's
+        for j, c in enumerate(order.tolist()):
             label, row = labels[c], int(first[c])
             stratum, weight = _value(rows, "stratum", row), _value(rows, "weight", row)
             known = self.task_index.get(label)
@@ -139,17 +142,17 @@ class RunFold:
                 _same(self.stratum[known], stratum) and _same(self.weight[known], weight)
             ):
                 return False
-            to_task[c] = known
-        t = len(self.task_ids)
-        self._grow(t)
-        task = to_task[codes]
+            glob[j] = known
+        self._grow(len(self.task_ids))
+        mine = local[codes]
+        task = glob[mine]
         infra = np.asarray(rows.has_status("infra_error"), dtype=bool)
-        cell = task * 2 + infra
+        cell = mine * 2 + infra
         v = rows.values
         passed = np.asarray(v["passed"], dtype=bool)
         timed = np.asarray(v["timed_out"], dtype=bool)
         attempt = np.asarray(v["attempt_index"], dtype=np.int64)
-        count = 2 * t
+        count = 2 * u
 
         def tally(mask: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
             picked = cell if mask is None else cell[mask]
@@ -184,24 +187,22 @@ class RunFold:
         new[:, FAIL_INFRA] = tally(infra & ~passed)
         leak = np.asarray(v["oracle_leak"], dtype=bool)
         new[:, LEAKS] = tally(leak)
-        self.acc[:t] += new.reshape(t, 2, _COLUMNS)
+        self.acc[glob] += new.reshape(u, 2, _COLUMNS)  # glob: each of the run's tasks once
 
         # first row, lowest attempt (and whether it passed) per (task, class); first pass per task
         n = codes.size
         first_row = np.full(count, _BIG, dtype=np.int64)
         first_row[cell[::-1]] = np.arange(n - 1, -1, -1) + row0
-        flat_first = self.first_row[:t].reshape(-1)
-        np.minimum(flat_first, first_row, out=flat_first)
+        self.first_row[glob] = np.minimum(self.first_row[glob], first_row.reshape(u, 2))
         lowest = np.full(count, _BIG, dtype=np.int64)
         np.minimum.at(lowest, cell, attempt)
         at = np.flatnonzero(attempt == lowest[cell])
         lowest_passed = np.zeros(count, dtype=bool)
         lowest_passed[cell[at]] = passed[at]
-        flat_low = self.lowest[:t].reshape(-1)
-        flat_lp = self.lowest_passed[:t].reshape(-1)
-        better = lowest < flat_low
-        flat_low[better] = lowest[better]
-        flat_lp[better] = lowest_passed[better]
+        low, low_passed = self.lowest[glob], self.lowest_passed[glob]
+        better = lowest.reshape(u, 2) < low
+        self.lowest[glob] = np.where(better, lowest.reshape(u, 2), low)
+        self.lowest_passed[glob] = np.where(better, lowest_passed.reshape(u, 2), low_passed)
         np.minimum.at(self.first_pass, task[passed], attempt[passed])
         if scored.any():
             score = v["score"]
@@ -220,38 +221,26 @@ class RunFold:
         for i in np.flatnonzero(leak).tolist():
             self.leaked.append((int(task[i]), int(attempt[i])))
 
-        self._task.append(task.astype(np.int32))
+        self._task.append(task)
         self._attempt.append(attempt)
         self._infra.append(infra)
-        self._elapsed.append(np.asarray(v["elapsed_s"], dtype=np.float64))
+        self._elapsed.append(v["elapsed_s"])
         cost = v["cost"]
-        if not self.cost_recorded and not np.isnan(cost).all():
-            self.cost_recorded = True
-            self._cost = [np.full(len(c), np.nan) for c in self._task[:-1]]
-        if self.cost_recorded:
+        if self._cost is None and not np.isnan(cost).all():
+            self._cost = _Grown(np.float64, self._reserve)
+            self._cost.append(np.full(self.rows_seen, np.nan))
+        if self._cost is not None:
             self._cost.append(cost)
         self.rows_seen += n
         return True
 
     def finish(self) -> bool:
-        """Join the per-attempt arrays; False when an attempt repeats across chunks."""
-        join = np.concatenate
-        task, attempt = join(self._task), join(self._attempt)
-        self._task, self._attempt = [], []
-        infra, elapsed = join(self._infra), join(self._elapsed)
-        self._infra, self._elapsed = [], []
-        cost = np.ascontiguousarray(join(self._cost), dtype=np.float64) if self.cost_recorded else None
-        self._cost = []
+        """Close the per-attempt arrays; False when an attempt repeats across chunks."""
+        task, attempt = self._task.done(), self._attempt.done()
+        infra, elapsed = self._infra.done(), self._elapsed.done()
+        cost = None if self._cost is None else self._cost.done()
         self._finished = (task, attempt, infra, elapsed, cost)
-        k = int(self.constants["k_budget"] or 1)
-        if len(self.task_ids) * k < 2**62:
-            key = task.astype(np.int64) * k + attempt
-        else:  # a budget too large to pack: one key per (task, attempt) pair by a sort
-            order = np.lexsort((attempt, task))
-            t_sorted, a_sorted = task[order], attempt[order]
-            repeat = (t_sorted[1:] == t_sorted[:-1]) & (a_sorted[1:] == a_sorted[:-1])
-            return not bool(repeat.any())
-        return not _repeats(key)
+        return not _repeated(task, attempt, len(self.task_ids), int(self.constants["k_budget"] or 1))
 
     # ------------------------------------------------------------------ tallying
 
@@ -382,6 +371,46 @@ class RunFold:
 
 
 _EMPTY = np.zeros(0, dtype=np.float64)
+_BLOCK = 1 << 20
+
+
+class _Grown:
+    """A column appended chunk by chunk, grown in place (``ndarray.resize``: a realloc, which moves
+    pages rather than copying them), so it never stands twice in memory."""
+
+    def __init__(self, dtype: Any, reserve: int = 0) -> None:
+        # reserved, not touched: pages no row was written to cost no memory
+        self.data: NDArray[Any] = np.empty(reserve, dtype=dtype)
+        self.size = 0
+
+    def append(self, part: NDArray[Any]) -> None:
+        end = self.size + part.size
+        if end > self.data.size:
+            self.data.resize(max(end, self.data.size * 3 // 2 + 4096), refcheck=False)
+        self.data[self.size : end] = part
+        self.size = end
+
+    def done(self) -> NDArray[Any]:
+        self.data.resize(self.size, refcheck=False)
+        return self.data
+
+
+def _repeated(task: NDArray[Any], attempt: NDArray[np.int64], tasks: int, k: int) -> bool:
+    """Whether a (task, attempt_index) pair occurs twice: a flag per budgeted attempt (tasks x k,
+    set a block of rows at a time) when that is dense enough, else a sort of packed keys."""
+    rows = task.size
+    if tasks * k <= max(8 * rows, 1 << 20):
+        seen = np.zeros(tasks * k, dtype=bool)
+        for start in range(0, rows, _BLOCK):
+            stop = start + _BLOCK
+            seen[task[start:stop].astype(np.int64) * k + attempt[start:stop]] = True
+        return int(np.count_nonzero(seen)) < rows
+    if tasks * k < 2**62:
+        key = np.sort(task.astype(np.int64) * k + attempt)
+        return bool((key[1:] == key[:-1]).any())
+    order = np.lexsort((attempt, task))  # a budget too large to pack
+    t, a = task[order], attempt[order]
+    return bool(((t[1:] == t[:-1]) & (a[1:] == a[:-1])).any())
 
 
 def _text(value: str | float | None) -> str | None:
@@ -391,18 +420,23 @@ def _text(value: str | float | None) -> str | None:
 class FileFold:
     """Every run of a file, folded chunk by chunk, with the rules across chunks."""
 
-    def __init__(self, source: str, default_run: str) -> None:
+    def __init__(self, source: str, default_run: str, size: int = 0) -> None:
         self.source = source
+        self.size = size
+        """The file's bytes: with the first chunk's bytes per row, how many rows to reserve."""
+        self._bytes = 0
         self.default_run = default_run
         self.runs: dict[str, RunFold] = {}
         self.broken = False
         self._named: bool | None = None  # whether rows name their run (every row, or none)
         self._rows = 0
 
-    def fold(self, chunk: Ledger) -> None:
-        """Fold one chunk read on its own (its rules checked, ``run_id`` left unset when absent)."""
+    def fold(self, chunk: Ledger, size: int = 0) -> None:
+        """Fold one chunk read on its own (its rules checked, ``run_id`` left unset when absent;
+        ``size``: its bytes)."""
         if self.broken or len(chunk) == 0:
             return
+        self._bytes += size
         run_codes = chunk.codes["run_id"]
         named = bool(run_codes[0] >= 0)  # the chunk's rules: all rows name their run, or none
         if self._named is None:
@@ -415,7 +449,9 @@ class FileFold:
             rows = chunk.run(run_id) if named else chunk
             fold = self.runs.get(run_id)
             if fold is None:
-                fold = self.runs[run_id] = RunFold(run_id, self.source, rows)
+                left = self.size - self._bytes + size
+                reserve = int(left * len(chunk) / size * 1.05) + 1024 if size else 0
+                fold = self.runs[run_id] = RunFold(run_id, self.source, rows, reserve)
             # positions in a run's subset keep their order: numbered from the chunk's start
             if not fold.fold(rows, self._rows):
                 self.broken = True

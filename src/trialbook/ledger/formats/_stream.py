@@ -82,7 +82,7 @@ def _fold_jsonl(path: Path, fold: FileFold, chunk_bytes: int) -> bool:
         chunk = _jsonl_chunk(data, fold.source)
         if chunk is None or chunk.recorded("not_recorded"):
             return False
-        fold.fold(chunk)
+        fold.fold(chunk, len(data))
         if fold.broken:
             return False
     return True
@@ -100,7 +100,7 @@ def _fold_csv(path: Path, fold: FileFold, chunk_bytes: int) -> bool:
         chunk = _read_csv_fast(header + data, fold.source, None)
         if chunk is None or chunk.recorded("not_recorded"):
             return False
-        fold.fold(chunk)
+        fold.fold(chunk, len(data))
         if fold.broken:
             return False
     return True
@@ -123,7 +123,7 @@ class StreamTallies:
         self._ledger: Ledger | None = None
         self.whole: TallyOfLedger | None = None
         """The tallies of the file read whole, when the chunked read declined it."""
-        fold = FileFold(str(path), default_run)
+        fold = FileFold(str(path), default_run, path.stat().st_size)
         folder = _fold_csv if path.suffix.lower() == ".csv" else _fold_jsonl
         if not (folder(path, fold, chunk_bytes) and fold.finish()):
             self.whole = TallyOfLedger(self._rows_read())
