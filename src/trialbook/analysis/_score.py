@@ -263,15 +263,24 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         weights = weight_col
 
     names = [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
-    at, hat = pass_k_matrix(n, c, ks)
-    values = np.hstack([at, hat])
     # one resample set for every figure: the metrics (task weights), the pooled attempt rate (c/n
-    # weighted by n, i.e. sum c / sum n) and the first-attempt rate (equal weights)
-    task_w = np.ones(t) if weights is None else weights
+    # weighted by n, i.e. sum c / sum n) and the first-attempt rate (equal weights). The matrices
+    # are filled in place, column block by column block (tasks x 2 len(ks) numbers each: at
+    # 100,000 tasks and k up to 100, 160 MB a copy), and the metrics' values are a view of them
+    m = len(names)
+    joint_values = np.empty((t, m + 2))
+    joint_values[:, : len(ks)], joint_values[:, len(ks) : m] = pass_k_matrix(n, c, ks)
+    joint_values[:, m] = c / n
+    joint_values[:, m + 1] = first_pass
+    values = joint_values[:, :m]
+    joint_weights = np.empty((t, m + 2))
+    joint_weights[:, :m] = (np.ones(t) if weights is None else weights)[:, None]
+    joint_weights[:, m] = n
+    joint_weights[:, m + 1] = 1.0
     joint, boot = _metric_set(
-        np.column_stack([values, c / n, first_pass]),
+        joint_values,
         [*names, "pooled", "first"],
-        np.column_stack([np.repeat(task_w[:, None], len(names), axis=1), n, np.ones(t)]),
+        joint_weights,
         options,
         # the outcomes behind each figure: every attempt, but one per task for the first attempt
         np.array([*([float(n.sum())] * len(names)), float(n.sum()), float(t)]),

@@ -86,7 +86,10 @@ class RunFold:
         self.leaked: list[tuple[int, int]] = []
         self._reserve = reserve  # rows the file may still hold (an estimate: it grows past it)
         self._task = _Grown(np.int32, reserve)
-        self._attempt = _Grown(np.int64, reserve)
+        budget = int(self.constants["k_budget"] or 1)  # attempt_index < k_budget: the narrowest
+        self._attempt = _Grown(
+            np.int16 if budget <= 2**15 else np.int32 if budget <= 2**31 else np.int64, reserve
+        )
         self._infra = _Grown(np.bool_, reserve)
         self._elapsed = _Grown(np.float64, reserve)
         self._cost: _Grown | None = None  # made when a row records a cost
@@ -395,7 +398,7 @@ class _Grown:
         return self.data
 
 
-def _repeated(task: NDArray[Any], attempt: NDArray[np.int64], tasks: int, k: int) -> bool:
+def _repeated(task: NDArray[Any], attempt: NDArray[Any], tasks: int, k: int) -> bool:
     """Whether a (task, attempt_index) pair occurs twice: a flag per budgeted attempt (tasks x k,
     set a block of rows at a time) when that is dense enough, else a sort of packed keys."""
     rows = task.size
@@ -403,10 +406,10 @@ def _repeated(task: NDArray[Any], attempt: NDArray[np.int64], tasks: int, k: int
         seen = np.zeros(tasks * k, dtype=bool)
         for start in range(0, rows, _BLOCK):
             stop = start + _BLOCK
-            seen[task[start:stop].astype(np.int64) * k + attempt[start:stop]] = True
+            seen[task[start:stop].astype(np.int64) * k + attempt[start:stop].astype(np.int64)] = True
         return int(np.count_nonzero(seen)) < rows
     if tasks * k < 2**62:
-        key = np.sort(task.astype(np.int64) * k + attempt)
+        key = np.sort(task.astype(np.int64) * k + attempt.astype(np.int64))
         return bool((key[1:] == key[:-1]).any())
     order = np.lexsort((attempt, task))  # a budget too large to pack
     t, a = task[order], attempt[order]
