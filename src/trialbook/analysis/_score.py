@@ -263,20 +263,14 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         weights = weight_col
 
     names = [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
-    # one resample set for every figure: the metrics (task weights), the pooled attempt rate (c/n
-    # weighted by n, i.e. sum c / sum n) and the first-attempt rate (equal weights). The matrices
-    # are filled in place, column block by column block (tasks x 2 len(ks) numbers each: at
-    # 100,000 tasks and k up to 100, 160 MB a copy), and the metrics' values are a view of them
+    # one resample set for every figure (the pooled rate: c/n weighted by n; the first attempt:
+    # equal weights), filled in place: 160 MB a copy at 100,000 tasks and k up to 100
     m = len(names)
-    joint_values = np.empty((t, m + 2))
+    joint_values, joint_weights = np.empty((t, m + 2)), np.empty((t, m + 2))
     joint_values[:, : len(ks)], joint_values[:, len(ks) : m] = pass_k_matrix(n, c, ks)
-    joint_values[:, m] = c / n
-    joint_values[:, m + 1] = first_pass
-    values = joint_values[:, :m]
-    joint_weights = np.empty((t, m + 2))
+    joint_values[:, m], joint_values[:, m + 1], values = c / n, first_pass, joint_values[:, :m]
     joint_weights[:, :m] = (np.ones(t) if weights is None else weights)[:, None]
-    joint_weights[:, m] = n
-    joint_weights[:, m + 1] = 1.0
+    joint_weights[:, m], joint_weights[:, m + 1] = n, 1.0
     joint, boot = _metric_set(
         joint_values,
         [*names, "pooled", "first"],

@@ -94,7 +94,10 @@ class RunFold:
         self._elapsed = _Grown(np.float64, reserve)
         self._cost: _Grown | None = None  # made when a row records a cost
         self.rows_seen = 0
-        self._finished: tuple[NDArray[Any], ...] | None = None
+        self._finished: (
+            tuple[NDArray[Any], NDArray[Any], NDArray[Any], NDArray[Any], NDArray[Any] | None]
+            | None
+        ) = None
 
     # ------------------------------------------------------------------ folding
 
@@ -141,9 +144,7 @@ class RunFold:
                 self.task_ids.append(label)
                 self.stratum.append(stratum if isinstance(stratum, str) else None)
                 self.weight.append(float(weight) if isinstance(weight, float) else np.nan)
-            elif not (
-                _same(self.stratum[known], stratum) and _same(self.weight[known], weight)
-            ):
+            elif not (_same(self.stratum[known], stratum) and _same(self.weight[known], weight)):
                 return False
             glob[j] = known
         self._grow(len(self.task_ids))
@@ -243,7 +244,9 @@ class RunFold:
         infra, elapsed = self._infra.done(), self._elapsed.done()
         cost = None if self._cost is None else self._cost.done()
         self._finished = (task, attempt, infra, elapsed, cost)
-        return not _repeated(task, attempt, len(self.task_ids), int(self.constants["k_budget"] or 1))
+        return not _repeated(
+            task, attempt, len(self.task_ids), int(self.constants["k_budget"] or 1)
+        )
 
     # ------------------------------------------------------------------ tallying
 
@@ -406,7 +409,9 @@ def _repeated(task: NDArray[Any], attempt: NDArray[Any], tasks: int, k: int) -> 
         seen = np.zeros(tasks * k, dtype=bool)
         for start in range(0, rows, _BLOCK):
             stop = start + _BLOCK
-            seen[task[start:stop].astype(np.int64) * k + attempt[start:stop].astype(np.int64)] = True
+            seen[task[start:stop].astype(np.int64) * k + attempt[start:stop].astype(np.int64)] = (
+                True
+            )
         return int(np.count_nonzero(seen)) < rows
     if tasks * k < 2**62:
         key = np.sort(task.astype(np.int64) * k + attempt.astype(np.int64))

@@ -1,5 +1,9 @@
 """Random ledgers scored from a ``.db``, a JSONL file and a CSV file give the same JSON, to the bit.
 
+JSONL and CSV are read whole (the in-memory ledger, the expected JSON) and in chunks of one line,
+of a few lines and of the whole file (``formats/_stream.py``; the last is what ``score_file``
+reads), and none of the chunked reads may decline these valid files.
+
 The ``.db`` is read three ways, each checked here: the columns the store kept of the rows it wrote
 (``trialbook import``), SQLite's ``GROUP BY`` over a store another tool filled with plain sqlite3,
 and the same over a bare table another tool created (every rule checked in SQL). None of them may
@@ -19,8 +23,9 @@ from hypothesis import strategies as st
 
 from tests.ledger.tally._foreign import bare_db, own_schema_db
 from trialbook import report as render
-from trialbook.analysis import ScoreOptions, score_file
-from trialbook.ledger import import_files, read_ledger, write_ledger_file
+from trialbook.analysis import ScoreOptions, score_file, score_tallies
+from trialbook.ledger import Tallies, TallyOfLedger, import_files, read_ledger, write_ledger_file
+from trialbook.ledger.formats._stream import StreamTallies
 from trialbook.ledger.store import StoreTallies
 
 STATUS = {(True, False): "passed", (False, True): "timed_out", (False, False): "failed"}
@@ -100,11 +105,19 @@ def ledgers(draw: st.DrawFn) -> list[dict[str, Any]]:
     return draw(st.permutations(rows))
 
 
-def _doc(path: Path, **kw: Any) -> str:
-    report = score_file(path, options=ScoreOptions(resamples=200, **kw.pop("options", {})), **kw)
+def _doc(path: Path | Tallies, **kw: Any) -> str:
+    options = ScoreOptions(resamples=200, **kw.pop("options", {}))
+    if isinstance(path, Path):
+        report = score_file(path, options=options, **kw)
+    else:
+        report = score_tallies(path, options=options, **kw)
     doc = render.score_to_dict(report)
     doc.pop("source", None)
     return json.dumps(doc)
+
+
+def _whole(path: Path, default_run: str) -> Any:
+    return read_ledger(path, default_run=default_run)
 
 
 def _never_precise(self: StoreTallies, run_id: str) -> Any:
@@ -135,18 +148,24 @@ def test_db_jsonl_and_csv_score_alike(
     bare = bare_db(tmp / "bare.db", rows)
     run = rows[-1]["run_id"] if one else None
     kw: dict[str, Any] = {"run": run, "options": {"drop_infra_errors": drop}}
+    # the file read in chunks of one line and of a few lines (score_file: the default, in one)
+    chunked = [StreamTallies(p, p.stem, _whole, chunk_bytes=size)
+               for p in (jsonl, csv) for size in (1, 97)]  # fmt: skip
+    assert all(source.whole is None for source in chunked), "a valid file was read whole"
     try:
-        expected = _doc(jsonl, **dict(kw))
+        expected = _doc(TallyOfLedger(ledger), **dict(kw))  # the file read whole, in memory
     except Exception as exc:  # e.g. every attempt of a run quarantined: each must say the same
-        for path in (csv, kept, plain, bare):
+        for path in (jsonl, csv, kept, plain, bare, *chunked):
             with pytest.raises(type(exc), match=str(exc).split(":")[0]):
                 _doc(path, **dict(kw))
         return
+    for source in chunked:
+        assert _doc(source, **dict(kw)) == expected, source.source
     with pytest.MonkeyPatch.context() as patch:  # this example's only (the fixture is shared)
         if not any("selected" in r or ":" in str(r.get("stratum")) for r in rows):
             # selection and fault tables read the rows themselves; the tallies never need to
             patch.setattr(StoreTallies, "_precise", _never_precise)
-        for path in (csv, kept, plain, bare):
+        for path in (jsonl, csv, kept, plain, bare):
             assert _doc(path, **dict(kw)) == expected, path.name
 
 
