@@ -263,21 +263,17 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         weights = weight_col
 
     names = [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
-    # one resample set for every figure (the pooled rate: c/n weighted by n; the first attempt:
-    # equal weights), filled in place: 160 MB a copy at 100,000 tasks and k up to 100
+    # one resample set for every figure (pooled: c/n weighted by n), filled in place (160 MB each)
     m = len(names)
     joint_values, joint_weights = np.empty((t, m + 2)), np.empty((t, m + 2))
     joint_values[:, : len(ks)], joint_values[:, len(ks) : m] = pass_k_matrix(n, c, ks)
     joint_values[:, m], joint_values[:, m + 1], values = c / n, first_pass, joint_values[:, :m]
     joint_weights[:, :m] = (np.ones(t) if weights is None else weights)[:, None]
     joint_weights[:, m], joint_weights[:, m + 1] = n, 1.0
+    # the outcomes behind each figure: every attempt, but one per task for the first attempt
+    outcomes = np.array([*([float(n.sum())] * len(names)), float(n.sum()), float(t)])
     joint, boot = _metric_set(
-        joint_values,
-        [*names, "pooled", "first"],
-        joint_weights,
-        options,
-        # the outcomes behind each figure: every attempt, but one per task for the first attempt
-        np.array([*([float(n.sum())] * len(names)), float(n.sum()), float(t)]),
+        joint_values, [*names, "pooled", "first"], joint_weights, options, outcomes
     )
     metrics = {name: joint[name] for name in names}
     mean_score = None
@@ -487,11 +483,15 @@ def _across(scores: Sequence[RunScore]) -> tuple[AcrossRuns, ...]:
 
 
 def score_file(
-    path: str | Path, *, run: str | None = None, options: ScoreOptions | None = None
+    path: str | Path,
+    *,
+    run: str | None = None,
+    options: ScoreOptions | None = None,
+    default_run: str | None = None,
 ) -> ScoreReport:
-    """Read, validate and score a ledger file: what ``trialbook score`` does. A ``.db`` is asked
-    for its tallies (SQLite counts, only the runs asked for); other formats are read whole."""
-    source = open_tallies(path)
+    """Read, validate and score a ledger file as tallies (``trialbook score``): SQLite's for a .db,
+    a chunk at a time for JSONL and CSV (``default_run``: the run of a file without run_id)."""
+    source = open_tallies(path, default_run=default_run)
     try:
         return score_tallies(source, run=run, options=options)
     finally:
