@@ -11,7 +11,8 @@ aside). Per attempt it keeps only what no per-task sum can stand for, exactly:
 - each attempt's task, ``attempt_index`` and class (duplicates across chunks, and the attempts
   before a task's first pass, which is only known once every chunk is read).
 
-That is 29 bytes per attempt (21 when no row records a cost), against the several hundred a
+That is 15 bytes per attempt (23 when rows record a cost; ``attempt_index`` in the narrowest
+integer the run's ``k_budget`` allows, 2 bytes below 32,768), against the several hundred a
 whole-file read holds; everything else grows with the tasks. Per-task ``score`` totals are summed
 with ``np.add.at``, one value after the other in row order, as ``np.bincount`` sums them in the
 in-memory tally, so they are the same to the bit.
@@ -22,6 +23,11 @@ run, ``(run_id, task_id, attempt_index)`` unique, ``run_id`` named by every row 
 chunk's own rows are checked by the readers' :func:`~trialbook.ledger._rules.check_rules`. A fold
 only *accepts*: at a broken rule it says so (:attr:`FileFold.broken`), and the caller reads the
 file whole, whose rules name every problem with its line, as they always have.
+
+A rule over the attempts of an attempt (a ``retry`` column: unique on (run, task, attempt, retry),
+a retry after an ``infra_error`` only, the highest counting) fits :meth:`RunFold.finish`, which
+sees every attempt's task, ``attempt_index`` and kind in row order: a retry array beside them
+checks it there, and the superseded rows would then be taken out of the per-task sums.
 """
 
 from __future__ import annotations
