@@ -110,13 +110,13 @@ def main() -> None:
         path = write_ledger(Path(tmp) / "big.jsonl", tasks=tasks, attempts=100)
         results = [compare(path, args.repeats, args.whole)]
         if args.csv:
-            csv_path = path.with_suffix(".csv")
+            csv_path = path.with_suffix(".csv")  # (DuckDB's progress bar silenced)
             subprocess.run(
                 [sys.executable, "-c",
                  "import duckdb, sys; duckdb.sql(f\"COPY (SELECT * FROM read_json_auto("
                  "'{sys.argv[1]}')) TO '{sys.argv[2]}' (HEADER, DELIMITER ',')\")",
                  str(path), str(csv_path)],
-                check=True,
+                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             )  # fmt: skip
             path.unlink()  # one big file at a time in the temporary folder
             results.append(compare(csv_path, args.repeats, args.whole))
