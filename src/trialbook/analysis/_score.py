@@ -227,18 +227,22 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         weights = weight_col
 
     protocol = tally.protocol
-    names, values = protocol_metrics(protocol, ks, n, c, tally.before_first_pass)
+    names, per_task = protocol_metrics(protocol, ks, n, c, tally.before_first_pass)
     notes.extend(protocol_notes(protocol))
     # one resample set for every figure: the metrics (task weights), the pooled attempt rate (c/n
-    # weighted by n, i.e. sum c / sum n) and the first-attempt rate (equal weights)
-    task_w = np.ones(t) if weights is None else weights
+    # weighted by n, i.e. sum c / sum n) and the first-attempt rate (equal weights), filled in
+    # place (at 100,000 tasks and k up to 10, each of these matrices is 160 MB)
+    m = len(names)
+    joint_values, joint_weights = np.empty((t, m + 2)), np.empty((t, m + 2))
+    joint_values[:, :m] = per_task
+    del per_task
+    joint_values[:, m], joint_values[:, m + 1], values = c / n, first_pass, joint_values[:, :m]
+    joint_weights[:, :m] = (np.ones(t) if weights is None else weights)[:, None]
+    joint_weights[:, m], joint_weights[:, m + 1] = n, 1.0
+    # the outcomes behind each figure: every attempt, but one per task for the first attempt
+    outcomes = np.array([*([float(n.sum())] * len(names)), float(n.sum()), float(t)])
     joint, boot = metric_set(
-        np.column_stack([values, c / n, first_pass]),
-        [*names, "pooled", "first"],
-        np.column_stack([np.repeat(task_w[:, None], len(names), axis=1), n, np.ones(t)]),
-        options,
-        # the outcomes behind each figure: every attempt, but one per task for the first attempt
-        np.array([*([float(n.sum())] * len(names)), float(n.sum()), float(t)]),
+        joint_values, [*names, "pooled", "first"], joint_weights, options, outcomes
     )
     metrics = {name: joint[name] for name in names}
     selection, checks = _row_views(source, run_id, tally, options)
@@ -459,11 +463,15 @@ def _across(scores: Sequence[RunScore]) -> tuple[AcrossRuns, ...]:
 
 
 def score_file(
-    path: str | Path, *, run: str | None = None, options: ScoreOptions | None = None
+    path: str | Path,
+    *,
+    run: str | None = None,
+    options: ScoreOptions | None = None,
+    default_run: str | None = None,
 ) -> ScoreReport:
-    """Read, validate and score a ledger file: what ``trialbook score`` does. A ``.db`` is asked
-    for its tallies (SQLite counts, only the runs asked for); other formats are read whole."""
-    source = open_tallies(path)
+    """Read, validate and score a ledger file as tallies (``trialbook score``): SQLite's for a .db,
+    a chunk at a time for JSONL and CSV (``default_run``: the run of a file without run_id)."""
+    source = open_tallies(path, default_run=default_run)
     try:
         return score_tallies(source, run=run, options=options)
     finally:

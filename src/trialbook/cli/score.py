@@ -99,9 +99,10 @@ def score(
         drop_infra_errors=drop_infra_errors,
     )
     plain = (source, system, as_attempts, scorer) == (None, None, None, None)
-    if len(ledger) == 1 and plain and ledger[0].suffix.lower() == ".db":
-        # the SQLite store is tallied by SQLite: only the runs asked for, no object per value
-        echo_score(score_file(ledger[0], run=run, options=options), fmt)
+    if len(ledger) == 1 and plain and ledger[0].suffix.lower() in (".db", ".jsonl", ".csv"):
+        # tallied, not read into rows: by SQLite for the store, a chunk at a time for a file
+        report = score_file(ledger[0], run=run, options=options, default_run=run_id)
+        echo_score(report, fmt, tasks=show_tasks, every=all_rows)
         return
     rows = read_source(
         list(ledger),

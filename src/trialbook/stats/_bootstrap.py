@@ -94,8 +94,11 @@ def clustered_se(values: ArrayLike, weights: ArrayLike | None = None) -> NDArray
     if t < 2:
         return np.full(v.shape[1], np.nan)
     total = w.sum(axis=0)
-    resid = v - (w * v).sum(axis=0) / total
-    se: NDArray[np.float64] = np.sqrt(t / (t - 1) * ((w * resid) ** 2).sum(axis=0)) / total
+    # in place: one tasks x metrics temporary, the same numbers as (w * (v - mean)) ** 2
+    spread = v - (w * v).sum(axis=0) / total
+    spread *= w
+    spread **= 2
+    se: NDArray[np.float64] = np.sqrt(t / (t - 1) * spread.sum(axis=0)) / total
     return se
 
 
@@ -129,7 +132,7 @@ def task_bootstrap(
     t, m = v.shape
     # tasks alike in values and weights are one profile; identical weight columns are kept once
     wcols, wmap = _distinct_columns(w)
-    profiles, counts = _distinct_rows(np.column_stack([v, wcols]))
+    profiles, counts = _distinct_rows(v, wcols)
     pv, pwd = profiles[:, :m], profiles[:, m:]
     pw = pwd[:, wmap]
     estimate = (w * v).sum(axis=0) / w.sum(axis=0)
@@ -139,11 +142,22 @@ def task_bootstrap(
         draw_p = counts / t
         batch = max(1, _MAX_CELLS // len(profiles))
         pwv = pv * pw
+        columns = [np.flatnonzero(wmap == j) for j in range(pwd.shape[1])]
         for start in range(0, resamples, batch):
             size = min(batch, resamples - start)
             draws = rng.multinomial(t, draw_p, size=size).astype(np.float64)
-            # the denominators need only the distinct weight columns (often one or two)
-            theta[start : start + size] = (draws @ pwv) / (draws @ pwd)[:, wmap]
+            # the numerators straight into theta, then divided there (the same products and
+            # quotients as a product, a quotient and a copy: no block-sized temporaries beside
+            # theta); the denominators need only the distinct weight columns (often one)
+            block = theta[start : start + size]
+            np.matmul(draws, pwv, out=block)
+            den = draws @ pwd
+            del draws
+            if len(columns) == 1:
+                block /= den
+            else:
+                for j, cols in enumerate(columns):
+                    block[:, cols] /= den[:, j : j + 1]
     else:
         batch = max(1, _MAX_CELLS // (t * m))
         wv = v * w
@@ -179,19 +193,37 @@ def _distinct_columns(mat: NDArray[np.float64]) -> tuple[NDArray[np.float64], ND
     """Distinct columns and, per column, its index among them (hashing bytes: np.unique(axis=1)
     sorts whole columns as opaque blobs, which costs 0.6 s for 200 columns of 10,000 tasks)."""
     index: dict[bytes, int] = {}
-    cols = np.ascontiguousarray(mat.T)
-    where = np.array([index.setdefault(col.tobytes(), len(index)) for col in cols], dtype=np.intp)
+    # one column copied at a time (a transposed copy of the whole matrix is as large as it)
+    where = np.array(
+        [index.setdefault(mat[:, j].tobytes(), len(index)) for j in range(mat.shape[1])],
+        dtype=np.intp,
+    )
     firsts = np.unique(where, return_index=True)[1]
     return mat[:, firsts], where
 
 
-def _distinct_rows(mat: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """Distinct rows and how often each occurs (a lexsort: far quicker than np.unique(axis=0))."""
-    order = np.lexsort(mat.T[::-1])
-    ordered = mat[order]
-    starts = np.flatnonzero(np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)])
-    counts = np.diff(np.r_[starts, len(mat)])
-    return ordered[starts], counts
+def _distinct_rows(
+    *parts: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Distinct rows of the matrix ``parts`` make side by side, and how often each occurs (a
+    lexsort: far quicker than np.unique(axis=0)). The parts are never stacked into one copy: the
+    sort takes their columns as keys, and neighbours in sorted order are compared a block of rows
+    at a time."""
+    keys = [part[:, j] for part in parts for j in range(part.shape[1])]
+    order = np.lexsort(keys[::-1])
+    rows = order.size
+    step = max(1, (1 << 20) // max(1, len(keys)))
+    new = [np.ones(min(1, rows), dtype=bool)]
+    for start in range(1, rows, step):
+        here, before = order[start : start + step], order[start - 1 : start - 1 + step]
+        before = before[: here.size]
+        differs = np.zeros(here.size, dtype=bool)
+        for part in parts:
+            differs |= (part[here] != part[before]).any(axis=1)
+        new.append(differs)
+    starts = np.flatnonzero(np.concatenate(new))
+    counts = np.diff(np.r_[starts, rows])
+    return np.column_stack([part[order[starts]] for part in parts]), counts
 
 
 def _bca(

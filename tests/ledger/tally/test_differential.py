@@ -2,6 +2,9 @@
 
 Some attempts were run again (``retry``): their earlier infra_error rows stay in the ledger and
 count in no figure, on every path alike.
+JSONL and CSV are read whole (the in-memory ledger, the expected JSON) and in chunks of one line,
+of a few lines and of the whole file (``formats/_stream.py``; the last is what ``score_file``
+reads), and none of the chunked reads may decline these valid files.
 
 The ``.db`` is read three ways, each checked here: the columns the store kept of the rows it wrote
 (``trialbook import``), SQLite's ``GROUP BY`` over a store another tool filled with plain sqlite3,
@@ -22,8 +25,17 @@ from hypothesis import strategies as st
 
 from tests.ledger.tally._foreign import bare_db, own_schema_db
 from trialbook import report as render
-from trialbook.analysis import ScoreOptions, score_file
-from trialbook.ledger import import_files, read_ledger, write_ledger_file
+from trialbook.analysis import ScoreOptions, score_file, score_tallies
+from trialbook.ledger import (
+    CheckVerdict,
+    Tallies,
+    TallyOfLedger,
+    checks_text,
+    import_files,
+    read_ledger,
+    write_ledger_file,
+)
+from trialbook.ledger.formats._stream import StreamTallies
 from trialbook.ledger.store import StoreTallies
 
 STATUS = {(True, False): "passed", (False, True): "timed_out", (False, False): "failed"}
@@ -34,10 +46,12 @@ def ledgers(draw: st.DrawFn) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     optional = draw(st.sets(st.sampled_from(["stratum", "weight", "score", "cost", "tokens",
                                              "tool_calls", "cache_hit", "stamps", "status",
-                                             "error", "selected"])))  # fmt: skip
+                                             "error", "selected", "protocol",
+                                             "checks"])))  # fmt: skip
     for r in range(draw(st.integers(1, 3))):
         k = draw(st.integers(1, 5))
         late = draw(st.booleans())  # the run's grader judges after a timeout
+        protocol = draw(st.sampled_from(["independent", "repair"]))  # one per run
         for t in range(draw(st.integers(1, 6))):
             indices = draw(st.lists(st.integers(0, k - 1), min_size=1, max_size=k, unique=True))
             # fault:/regression: strata are fault cases: their own table, out of the headline
@@ -68,6 +82,19 @@ def ledgers(draw: st.DrawFn) -> list[dict[str, Any]]:
                 }
                 if late:
                     row["graded_after_timeout"] = True
+                if "protocol" in optional:
+                    row["protocol"] = protocol
+                if "checks" in optional and draw(st.integers(0, 3)):
+                    row["checks"] = checks_text(
+                        {
+                            name: CheckVerdict(
+                                draw(st.booleans()), draw(st.sampled_from([None, "thin", "gone"]))
+                            )
+                            for name in draw(
+                                st.sets(st.sampled_from(["exists", "supported"]), min_size=1)
+                            )
+                        }
+                    )
                 if "status" in optional:
                     row["status"] = (
                         "infra_error"
@@ -116,11 +143,19 @@ def ledgers(draw: st.DrawFn) -> list[dict[str, Any]]:
     return draw(st.permutations(rows))
 
 
-def _doc(path: Path, **kw: Any) -> str:
-    report = score_file(path, options=ScoreOptions(resamples=200, **kw.pop("options", {})), **kw)
+def _doc(path: Path | Tallies, **kw: Any) -> str:
+    options = ScoreOptions(resamples=200, **kw.pop("options", {}))
+    if isinstance(path, Path):
+        report = score_file(path, options=options, **kw)
+    else:
+        report = score_tallies(path, options=options, **kw)
     doc = render.score_to_dict(report)
     doc.pop("source", None)
     return json.dumps(doc)
+
+
+def _whole(path: Path, default_run: str) -> Any:
+    return read_ledger(path, default_run=default_run)
 
 
 def _never_precise(self: StoreTallies, run_id: str) -> Any:
@@ -151,18 +186,28 @@ def test_db_jsonl_and_csv_score_alike(
     bare = bare_db(tmp / "bare.db", rows)
     run = rows[-1]["run_id"] if one else None
     kw: dict[str, Any] = {"run": run, "options": {"drop_infra_errors": drop}}
+    # the file read in chunks of one line and of a few lines (score_file: the default, in one)
+    chunked = [StreamTallies(p, p.stem, _whole, chunk_bytes=size)
+               for p in (jsonl, csv) for size in (1, 97)]  # fmt: skip
+    if any(r.get("retry") for r in rows):
+        # which row of a re-run attempt counts is the whole read's rule (ledger/_fold.py)
+        assert all(source.whole is not None for source in chunked), "a re-run was folded"
+    else:
+        assert all(source.whole is None for source in chunked), "a valid file was read whole"
     try:
-        expected = _doc(jsonl, **dict(kw))
+        expected = _doc(TallyOfLedger(ledger), **dict(kw))  # the file read whole, in memory
     except Exception as exc:  # e.g. every attempt of a run quarantined: each must say the same
-        for path in (csv, kept, plain, bare):
+        for path in (jsonl, csv, kept, plain, bare, *chunked):
             with pytest.raises(type(exc), match=str(exc).split(":")[0]):
                 _doc(path, **dict(kw))
         return
+    for source in chunked:
+        assert _doc(source, **dict(kw)) == expected, source.source
     with pytest.MonkeyPatch.context() as patch:  # this example's only (the fixture is shared)
-        if not any("selected" in r or ":" in str(r.get("stratum")) for r in rows):
+        if not any("selected" in r or "checks" in r or ":" in str(r.get("stratum")) for r in rows):
             # selection and fault tables read the rows themselves; the tallies never need to
             patch.setattr(StoreTallies, "_precise", _never_precise)
-        for path in (csv, kept, plain, bare):
+        for path in (jsonl, csv, kept, plain, bare):
             assert _doc(path, **dict(kw)) == expected, path.name
 
 

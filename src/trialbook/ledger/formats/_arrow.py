@@ -47,7 +47,7 @@ _BLANK_FIRST = re.compile(rb"[ \t\r\f\v]*\n")
 
 
 def ledger_from_arrow(
-    table: Any, source: str, default_run: str, lines: Any, *, csv: bool
+    table: Any, source: str, default_run: str | None, lines: Any, *, csv: bool
 ) -> Ledger | None:
     """The arrow table as a Ledger, or None at anything the precise path would read otherwise."""
     import pyarrow as pa

@@ -58,7 +58,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _read_csv_fast(data: bytes, source: str, default_run: str) -> Ledger | None:
+def _read_csv_fast(data: bytes, source: str, default_run: str | None) -> Ledger | None:
     """pyarrow's CSV reader, for files it reads exactly as the precise path does (else None).
 
     What the two could read differently is declined up front or checked after: a byte order mark,

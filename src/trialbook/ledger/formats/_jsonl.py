@@ -100,7 +100,9 @@ _KINDS = "".join(
 _NATIVE_DTYPE = {"S": np.int64, "s": np.int64, "I": np.int64, "B": np.uint8}  # others: float64
 
 
-def _read_jsonl_native(data: bytes, source: str, default_run: str) -> Ledger | None:
+def _read_jsonl_native(
+    data: bytes | memoryview, source: str, default_run: str | None
+) -> Ledger | None:
     """Read with the C reader, or None when it is not built or declines the file.
 
     ``data`` is the whole file, read (not mapped: a mapped file that another program truncates kills
@@ -113,7 +115,7 @@ def _read_jsonl_native(data: bytes, source: str, default_run: str) -> Ledger | N
     size = _cjsonl.count_lines(data)
     lines = np.empty(size, dtype=np.int64)
     # columns for the fields the first 64 KiB use; a field first seen later asks for all
-    wanted = {f.name for f in FIELDS if f.required} | _keys_in(data[: 1 << 16])
+    wanted = {f.name for f in FIELDS if f.required} | _keys_in(bytes(data[: 1 << 16]))
     while True:
         columns: list[Any] = [
             np.empty(size, dtype=_NATIVE_DTYPE.get(chr(kind), np.float64))
@@ -174,7 +176,7 @@ def _decode_labels(found: list[str | bytes], codes: Any) -> tuple[Any, tuple[str
     return codes, tuple(index)
 
 
-def _read_jsonl_fast(data: bytes, source: str, default_run: str) -> Ledger | None:
+def _read_jsonl_fast(data: bytes, source: str, default_run: str | None) -> Ledger | None:
     import pyarrow as pa
     import pyarrow.json as pj
 

@@ -20,6 +20,7 @@ from trialbook.ledger.formats._db import DB
 from trialbook.ledger.formats._format import Format
 from trialbook.ledger.formats._jsonl import JSONL
 from trialbook.ledger.formats._parquet import PARQUET
+from trialbook.ledger.formats._stream import StreamTallies
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -77,14 +78,23 @@ def open_tallies(path: str | Path, *, default_run: str | None = None) -> Tallies
     """A ledger file to be tallied run by run (:class:`~trialbook.ledger.Tallies`; close it after).
 
     A ``.db`` is tallied by SQLite (``GROUP BY`` queries, only the runs asked for, each checked as
-    it is read); any other format is read and validated whole, as :func:`read_ledger` does.
+    it is read); a ``.jsonl`` or ``.csv`` file is read in chunks and folded into tallies as it is
+    read (``_stream``: memory by tasks, not attempts), or read whole, as :func:`read_ledger` reads
+    it, when the chunked read declines it (an invalid file: every problem named).
     """
     p = Path(path)
     if p.suffix.lower() == ".db" and not ledger_file_problem(p):
         from trialbook.ledger.store import StoreTallies  # the store is only loaded for .db files
 
         return StoreTallies(p)
+    fmt = format_of(p)
+    if fmt in (JSONL, CSV) and not ledger_file_problem(p):
+        return StreamTallies(p, default_run or p.stem, _read_whole)
     return TallyOfLedger(read_ledger(p, default_run=default_run))
+
+
+def _read_whole(path: Path, default_run: str) -> Ledger:
+    return read_ledger(path, default_run=default_run)
 
 
 def write_ledger(ledger: Ledger, fmt: ExportFormat, out: BinaryIO) -> int:
