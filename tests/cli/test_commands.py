@@ -86,6 +86,19 @@ def test_run_takes_a_named_subset(tmp_path: Path) -> None:
     assert [json.loads(line)["task_id"] for line in exported.output.splitlines()] == ["b"]
 
 
+def test_a_required_format_is_required(tmp_path: Path) -> None:
+    # export's --format has no default (a ledger out must say in what); click 8.5 took the
+    # explicit default=None for a value given, and export failed later on "format None"
+    ledger = tmp_path / "l.jsonl"
+    row = {"task_id": "a", "attempt_index": 0, "k_budget": 1, "timeout_s": 1.0, "elapsed_s": 0.5,
+           "passed": True, "timed_out": False, "helper_calls": 0, "oracle_leak": False}  # fmt: skip
+    ledger.write_text(json.dumps(row) + "\n")
+    out = CliRunner().invoke(main, ["export", str(ledger)])
+    assert out.exit_code == 2
+    assert "Missing option '--format'" in out.output
+    assert "None" not in out.output
+
+
 def test_passk_json_keeps_counts_past_64_bits() -> None:
     out = CliRunner().invoke(
         main, ["passk", "--n", "100", "--c", "50", "--k", "50", "--format", "json"]

@@ -111,13 +111,18 @@ def format_option(
     ``schema`` names the versioned JSON the command prints, in the help."""
     if help is None and schema is not None:
         help = f"Output format. JSON is versioned ({schema})."
+    if required:
+        # no default at all: click 8.5 takes an explicit ``default=None`` as a value given, and
+        # would let the command run without the option it requires
+        return click.option(
+            "--format", "fmt", type=click.Choice(list(choices)), required=True, help=help
+        )
     return click.option(
         "--format",
         "fmt",
         type=click.Choice(list(choices)),
-        default=None if required else (default or choices[0]),
-        required=required,
-        show_default=not required,
+        default=default or choices[0],
+        show_default=True,
         help=help,
     )
 
