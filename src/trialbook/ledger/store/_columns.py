@@ -115,10 +115,26 @@ def covered(conn: sqlite3.Connection, run_id: str) -> bool:
     ).fetchone()
     if not kept[0]:
         return False
-    stored = conn.execute(
-        "SELECT count(*), max(id) FROM attempts WHERE run_id = ?", (run_id,)
-    ).fetchone()
+    stored = (
+        # the run alone in the table (its least and greatest run_id, two index probes; a row
+        # without run_id is counted too, and then differs): SQLite counts a whole table from its
+        # b-tree pages, ten times quicker than the rows of one run, but only in a statement of
+        # its own
+        conn.execute("SELECT count(*) FROM attempts").fetchone()
+        + conn.execute("SELECT max(id) FROM attempts").fetchone()
+        if _alone(conn, run_id)
+        else conn.execute(
+            "SELECT count(*), max(id) FROM attempts WHERE run_id = ?", (run_id,)
+        ).fetchone()
+    )
     return bool(tuple(kept) == tuple(stored))
+
+
+def _alone(conn: sqlite3.Connection, run_id: str) -> bool:
+    lo = conn.execute('SELECT min("run_id") FROM attempts').fetchone()[0]
+    return bool(
+        lo == run_id and conn.execute('SELECT max("run_id") FROM attempts').fetchone()[0] == run_id
+    )
 
 
 def _aligned(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -142,6 +158,19 @@ def _unpack(blob: Any) -> tuple[int, dict[str, np.ndarray[Any, Any]], dict[str, 
     return int(header["rows"]), arrays, header["labels"]
 
 
+def _blob(conn: sqlite3.Connection, rowid: int) -> bytes:
+    """One kept blob, read straight into a bytes object (a SELECT of it copies it twice: into
+    SQLite's buffer, then into Python's; a third of the time of reading a run of 1,000,000 rows)."""
+    try:
+        with conn.blobopen("attempt_columns", "columns", rowid, readonly=True) as blob:
+            return blob.read()
+    except sqlite3.Error:  # not a blob (the unpacking names it) or no incremental I/O
+        (value,) = conn.execute(
+            "SELECT columns FROM attempt_columns WHERE rowid = ?", (rowid,)
+        ).fetchone()
+        return bytes(value)
+
+
 def load_columns(
     conn: sqlite3.Connection,
     run_id: str,
@@ -151,10 +180,10 @@ def load_columns(
 ) -> Ledger:
     """The kept columns of one run as a Ledger (not yet checked by the rules); line = row id."""
     parts = [
-        _unpack(bytes(blob))
-        for (blob,) in conn.execute(
-            "SELECT columns FROM attempt_columns WHERE run_id = ? ORDER BY id", (run_id,)
-        )
+        _unpack(_blob(conn, rowid))
+        for (rowid,) in conn.execute(
+            "SELECT rowid FROM attempt_columns WHERE run_id = ? ORDER BY id", (run_id,)
+        ).fetchall()
     ]
     rows = sum(p[0] for p in parts)
     values: dict[str, Any] = {}

@@ -109,6 +109,15 @@ def run_pass_at_1(conn: sqlite3.Connection, run_id: str) -> float | None:
     return None if value is None else float(value)
 
 
+def of_our_harness(conn: sqlite3.Connection, run_id: str) -> bool:
+    """Whether the run is one of ``trialbook run`` (only those have a :class:`Completion`), told
+    from its record alone (counting its attempts is a pass over its rows, for the re-runs)."""
+    if "origin" not in {r[1] for r in conn.execute("PRAGMA table_info(runs)")}:
+        return False
+    row = conn.execute("SELECT origin FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    return row is not None and row[0] == "trialbook run"
+
+
 def completions(runs: Sequence[RunStatus]) -> dict[str, Completion]:
     """How far each run of our own harness got, from its latest event and its record."""
     out: dict[str, Completion] = {}

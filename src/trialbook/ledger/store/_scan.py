@@ -35,7 +35,14 @@ from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import Ledger
 from trialbook.ledger._tally import Known, RunTally, tally_ledger
 from trialbook.ledger.store._columns import covered, load_columns
-from trialbook.ledger.store._queries import completions, counted, failed_rows, float_columns, reruns
+from trialbook.ledger.store._queries import (
+    completions,
+    counted,
+    failed_rows,
+    float_columns,
+    of_our_harness,
+    reruns,
+)
 from trialbook.ledger.store._schema import own_schema
 from trialbook.ledger.store._sql import (
     PACKED,
@@ -460,8 +467,8 @@ class StoreTallies:
         return np.asarray(np.bincount(pos, weights=score, minlength=len(task_ids)), np.float64)
 
     def _completion(self, run_id: str) -> Completion | None:
-        if self.store.schema_version < 2:
-            return None
+        if self.store.schema_version < 2 or not of_our_harness(self._conn, run_id):
+            return None  # an imported run has none: its attempts are not counted for it
         status = self.store.run(run_id)
         return None if status is None else completions([status]).get(run_id)
 
