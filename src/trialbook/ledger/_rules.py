@@ -32,6 +32,8 @@ def _repeats(key: NDArray[np.int64]) -> bool:
     """Whether any value occurs twice (a bincount when the keys are dense enough, else a sort)."""
     if key.size < 2:
         return False
+    if (key[1:] > key[:-1]).all():  # rows in key order, as a store and most files hold them
+        return False
     if int(key.max()) < 8 * key.size + 1024:
         return bool(np.bincount(key).max() > 1)
     ordered = np.sort(key)
@@ -256,13 +258,13 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
         where = f"run {run_labels[run[i]]!r}, " if run[i] >= 0 else ""
         return f"{where}task {task_labels[task[i]]!r}"
 
-    def constant_within(group: NDArray[np.int64], name: str, scope: str) -> None:
+    def constant_within(group: Callable[[], NDArray[np.int64]], name: str, scope: str) -> None:
         col0 = ledger.values[name] if name in ledger.values else ledger.codes[name]
         if col0.dtype.kind == "f" and np.isnan(col0).all():
             return
         if (col0 == col0[0]).all():
             return  # constant over the whole ledger: constant within every group (no sort needed)
-        first = _first_of_group(group)
+        first = _first_of_group(group())
         if name in ledger.values:
             col = ledger.values[name]
             same = col == col[first]
@@ -292,13 +294,18 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
                 )
             )
 
-    run_group = np.maximum(run, 0)
+    # the group keys are made only for a field that is not constant over the whole ledger
+    def run_group() -> NDArray[np.int64]:
+        return np.maximum(run, 0)
+
+    def run_task() -> NDArray[np.int64]:
+        return _group_key(run_group(), task)
+
     constant_within(run_group, "k_budget", "run")
     constant_within(run_group, "system", "run")
     constant_within(run_group, "dataset_id", "run")
     constant_within(run_group, "graded_after_timeout", "run")
     constant_within(run_group, "protocol", "run")
-    run_task = _group_key(run_group, task)
     constant_within(run_task, "weight", "task of a run")
     constant_within(run_task, "stratum", "task of a run")
 

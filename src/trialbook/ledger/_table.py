@@ -206,9 +206,16 @@ class Ledger:
     def distinct(self, name: str) -> tuple[str, ...]:
         """The recorded values of a text field, each once, in order of first appearance."""
         codes = self.codes[self._field(name, text=True)]
-        present, first = np.unique(codes, return_index=True)
-        ordered = present[np.argsort(first)]
         labels = self.labels[name]
+        if codes.size == 0:
+            return ()
+        # each code's first row in linear time (no sort of the rows): assigned in reverse, the
+        # first occurrence writes last; codes are -1 (not recorded) or index the labels
+        shifted = codes + 1
+        first = np.full(int(shifted.max()) + 1, codes.size, dtype=np.int64)
+        first[shifted[::-1]] = np.arange(codes.size - 1, -1, -1)
+        present = np.flatnonzero(first < codes.size)
+        ordered = present[np.argsort(first[present], kind="stable")] - 1
         return tuple(labels[c] for c in ordered.tolist() if c >= 0)
 
     def first(self, name: str) -> str | float | None:
