@@ -13,6 +13,7 @@ The policy, in one place:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -296,7 +297,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         TaskScore(
             task_id=label,
             stratum=stratum,
-            weight=None if np.isnan(wt) else wt,
+            weight=None if math.isnan(wt) else wt,
             attempts=ni,
             passes=ci,
             first_attempt_passed=bool(fp),

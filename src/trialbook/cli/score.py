@@ -87,7 +87,6 @@ def score(
     field) and no rate at all, and exits 2.
     """
     from trialbook.analysis import ScoreOptions, score_file, score_ledger
-    from trialbook.importers import ImportOptions, read_source
 
     options = ScoreOptions(
         ks=ks,
@@ -104,6 +103,8 @@ def score(
         report = score_file(ledger[0], run=run, options=options, default_run=run_id)
         echo_score(report, fmt, tasks=show_tasks, every=all_rows)
         return
+    from trialbook.importers import ImportOptions, read_source  # only another harness's files
+
     rows = read_source(
         list(ledger),
         source,
