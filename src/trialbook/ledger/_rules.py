@@ -45,7 +45,9 @@ def _group_key(*parts: NDArray[np.int64]) -> NDArray[np.int64]:
     key = np.zeros(parts[0].size, dtype=np.int64)
     for part in parts:
         span = int(part.max()) + 2 if part.size else 1
-        key = key * span + (part + 1)
+        key *= span  # in place: the same integers as key * span + (part + 1), no temporaries
+        key += part
+        key += 1
     return key
 
 
@@ -82,8 +84,9 @@ def check_rules(ledger: Ledger, *, appended: bool = False) -> list[Problem]:
             )
         if f.kind not in ("int", "float") or (f.low is None and f.high is None):
             continue
-        col = np.asarray(ledger.values[f.name], dtype=np.float64)  # no copy of a float column
-        known = np.isfinite(col)
+        col = ledger.values[f.name]
+        # an integer column is finite everywhere and compares with a bound as its float does
+        known = np.isfinite(col) if col.dtype.kind == "f" else np.ones(1, dtype=bool)
         bad = np.zeros(col.size, dtype=bool)
         rule = ""
         if f.low is not None:
@@ -95,7 +98,7 @@ def check_rules(ledger: Ledger, *, appended: bool = False) -> list[Problem]:
         name = f.name
         add(
             bad,
-            lambda i, n=name, r=rule, c=col: f"field {n!r}: must be {r}, got {c[i]:g}",
+            lambda i, n=name, r=rule, c=col: f"field {n!r}: must be {r}, got {float(c[i]):g}",
         )
 
     empty = [j for j, label in enumerate(task_labels) if not label.strip()]
@@ -170,7 +173,8 @@ def check_rules(ledger: Ledger, *, appended: bool = False) -> list[Problem]:
                 wrong[j] = f"field {name!r}: timestamp {text!r} has no UTC offset"
             else:
                 seconds[j] = stamp.timestamp()
-        moments[name] = seconds[ledger.codes[name]]
+        if labels:  # none recorded: NaN on every row, which compares false
+            moments[name] = seconds[ledger.codes[name]]
         if wrong:
             codes = ledger.codes[name]
             add(
@@ -178,14 +182,15 @@ def check_rules(ledger: Ledger, *, appended: bool = False) -> list[Problem]:
                 lambda i, c=codes, w=wrong: w[int(c[i])],
             )
 
-    started, finished = moments["started_at"], moments["finished_at"]
-    add(
-        finished < started,  # NaN (not recorded, or not a timestamp) compares false
-        lambda i: (
-            f"contradiction: 'finished_at' ({ledger.labels['finished_at'][ledger.codes['finished_at'][i]]})"
-            f" is before 'started_at' ({ledger.labels['started_at'][ledger.codes['started_at'][i]]})"
-        ),
-    )
+    if len(moments) == 2:
+        started, finished = moments["started_at"], moments["finished_at"]
+        add(
+            finished < started,  # NaN (not recorded, or not a timestamp) compares false
+            lambda i: (
+                f"contradiction: 'finished_at' ({ledger.labels['finished_at'][ledger.codes['finished_at'][i]]})"
+                f" is before 'started_at' ({ledger.labels['started_at'][ledger.codes['started_at'][i]]})"
+            ),
+        )
 
     nr_codes, nr_labels = ledger.codes["not_recorded"], ledger.labels["not_recorded"]
     wrong_nr: dict[int, str] = {}
@@ -358,7 +363,7 @@ def check_attempt_keys(ledger: Ledger, *, appended: bool = False) -> list[Proble
         return problems
     retry = retry_of(ledger)
     run_group = np.maximum(run, 0)
-    attempt_key = _group_key(run_group, task, attempt.astype(np.int64))
+    attempt_key = _group_key(run_group, task, np.asarray(attempt, dtype=np.int64))
     key = _group_key(attempt_key, retry)
     if _repeats(key):
         first = _first_of_group(key)
