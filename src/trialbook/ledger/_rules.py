@@ -320,6 +320,9 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
 def retry_of(ledger: Ledger) -> NDArray[np.int64]:
     """Each row's ``retry``, not recorded read as 0 (the attempt's first run)."""
     col = ledger.values["retry"]
+    if col.size and col.strides == (0,):  # one value for every row (a column nobody recorded)
+        value = float(col[0])
+        return np.full(col.size, 0 if value != value else int(value), dtype=np.int64)
     return np.where(np.isnan(col), 0.0, col).astype(np.int64)
 
 

@@ -209,6 +209,8 @@ class Ledger:
         labels = self.labels[name]
         if codes.size == 0:
             return ()
+        if codes.strides == (0,):  # one code for every row (a field nobody recorded)
+            return () if codes[0] < 0 else (labels[int(codes[0])],)
         # each code's first row in linear time (no sort of the rows): assigned in reverse, the
         # first occurrence writes last; codes are -1 (not recorded) or index the labels
         shifted = codes + 1

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.typing import NDArray
@@ -17,7 +18,7 @@ from numpy.typing import NDArray
 from tests.conftest import base_row
 from trialbook import report as render
 from trialbook.ledger import Ledger, LedgerStore, RunRecord, import_files, read_ledger
-from trialbook.ledger._rules import _repeats
+from trialbook.ledger._rules import _repeats, retry_of
 from trialbook.ledger.store import StoreTallies
 from trialbook.ledger.store._columns import _alone, covered
 from trialbook.ledger.store._queries import completions
@@ -134,3 +135,23 @@ def test_completion_is_read_only_for_a_run_of_our_harness(tmp_path: Path) -> Non
 def test_every_renderer_name_resolves() -> None:
     for name in render.__all__:
         assert getattr(render, name) is not None
+
+
+@pytest.mark.parametrize("fill", [np.nan, 0.0, 1.0, 3.0])
+def test_retry_of_a_column_of_one_value_is_the_general_one(fill: float) -> None:
+    col = np.broadcast_to(np.array(fill), (7,))
+    fake: Any = SimpleNamespace(values={"retry": col})
+    assert np.array_equal(
+        retry_of(fake), np.where(np.isnan(col), 0.0, col).astype(np.int64), equal_nan=False
+    )
+    assert retry_of(fake).dtype == np.int64
+
+
+@pytest.mark.parametrize("code", [-1, 0, 2])
+def test_distinct_of_a_column_of_one_code_is_the_sorting_one(code: int) -> None:
+    labels = ("x", "y", "z")
+    codes = np.broadcast_to(np.array(code, dtype=np.int64), (5,))
+    fake: Any = SimpleNamespace(
+        codes={"stratum": codes}, labels={"stratum": labels}, _field=lambda name, text: name
+    )
+    assert Ledger.distinct(fake, "stratum") == _old_distinct(codes, labels)
