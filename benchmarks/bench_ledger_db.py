@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -92,6 +93,28 @@ def timed(code: str, *args: str) -> tuple[float, float]:
     return (float(own[-1]) if own else wall), rss
 
 
+BLAS_THREADS = (
+    "import ctypes, numpy\n"
+    "libs = sorted({l.split()[-1] for l in open('/proc/self/maps') if 'openblas' in l})\n"
+    "names = ('scipy_openblas_get_num_threads64_', 'openblas_get_num_threads64_',\n"
+    "         'openblas_get_num_threads')\n"
+    "print(next((getattr(ctypes.CDLL(libs[0]), n)() for n in names\n"
+    "            if libs and hasattr(ctypes.CDLL(libs[0]), n)), 'unknown'))\n"
+)
+
+
+def blas_threads() -> str:
+    """The threads numpy's OpenBLAS uses in a fresh interpreter (the bootstrap's matrix products
+    may use them all; SQLite's GROUP BY runs on one): 'unknown' without OpenBLAS or /proc."""
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", BLAS_THREADS], capture_output=True, text=True, check=True
+        )
+    except subprocess.CalledProcessError:
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
 def median(xs: list[float]) -> float:
     return round(statistics.median(xs), 3)
 
@@ -143,6 +166,9 @@ def main() -> None:
                 rows=tasks * attempts,
                 ours_peak_rss_mb=round(max(rss), 1),
                 target_peak_rss_mb_max=300,
+                ours_blas_threads=blas_threads(),
+                baseline_threads=1,
+                cpus=os.cpu_count(),
             )
         )
 
