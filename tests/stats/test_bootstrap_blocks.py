@@ -13,6 +13,7 @@ import pytest
 
 from trialbook.stats._bootstrap import (
     _MAX_CELLS,
+    _as_float,
     _distinct_columns,
     _distinct_rows,
     task_bootstrap,
@@ -81,3 +82,21 @@ def test_memory_is_the_resample_means_and_little_more() -> None:
     # the means and their copy sorted for the percentiles: 2.1x the means (32 MiB); before, a
     # product and a quotient of the block's size stood beside them too: 3.1x (47 MiB)
     assert peak < 2.5 * theta, f"peak {peak / 2**20:.1f} MiB for {theta / 2**20:.1f} MiB of means"
+
+
+def _old_draws(t: int, p: np.ndarray, size: int, seed: int) -> np.ndarray:
+    """The draw as it was computed before the in-place conversion (kept verbatim)."""
+    return np.random.default_rng(seed).multinomial(t, p, size=size).astype(np.float64)
+
+
+@pytest.mark.parametrize(("t", "profiles", "size"), [(40, 7, 1), (10_000, 198, 1000), (50, 3, 513)])
+def test_the_draws_converted_in_place_are_astypes_numbers(t: int, profiles: int, size: int) -> None:
+    rng = np.random.default_rng(profiles)
+    p = rng.random(profiles)
+    p /= p.sum()
+    counts = np.random.default_rng(5).multinomial(t, p, size=size)
+    got = _as_float(counts)
+    want = _old_draws(t, p, size, 5)
+    assert got.dtype == np.float64
+    assert got.flags.c_contiguous
+    assert got.tobytes() == want.tobytes()

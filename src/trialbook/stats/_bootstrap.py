@@ -145,7 +145,7 @@ def task_bootstrap(
         columns = [np.flatnonzero(wmap == j) for j in range(pwd.shape[1])]
         for start in range(0, resamples, batch):
             size = min(batch, resamples - start)
-            draws = rng.multinomial(t, draw_p, size=size).astype(np.float64)
+            draws = _as_float(rng.multinomial(t, draw_p, size=size))
             # the numerators straight into theta, then divided there (the same products and
             # quotients as a product, a quotient and a copy: no block-sized temporaries beside
             # theta); the denominators need only the distinct weight columns (often one)
@@ -187,6 +187,15 @@ def task_bootstrap(
         seed=seed,
         distinct_profiles=len(profiles),
     )
+
+
+def _as_float(counts: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The counts as float64 in their own memory, a few rows at a time (the same numbers as
+    ``astype``, without a second block-sized array to fault in: a third of the draw's time)."""
+    out = counts.view(np.float64)
+    for start in range(0, counts.shape[0], 256):
+        out[start : start + 256] = counts[start : start + 256]  # numpy buffers the overlap
+    return out
 
 
 def _distinct_columns(mat: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
