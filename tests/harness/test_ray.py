@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -314,14 +314,12 @@ def test_a_node_removed_mid_run_gives_infra_error_rows_and_resume_completes_the_
         sandbox="process",
         executor="ray",
     )
-    outcome: dict[str, Any] = {}
-    runner = threading.Thread(target=lambda: outcome.update(result=run_suite(options)))
-    runner.start()
+    runner, outcome = _start(  # both nodes busy
+        options,
+        lambda: log.exists() and len(log.read_text().splitlines()) >= 2,
+        "the first two attempts did not start",
+    )
     try:
-        end = time.monotonic() + 60
-        while not log.exists() or len(log.read_text().splitlines()) < 2:  # both nodes busy
-            assert time.monotonic() < end, "the first two attempts did not start"
-            time.sleep(0.05)
         cluster.remove_node(_other_node(cluster))
         runner.join(timeout=120)
         assert not runner.is_alive(), "the run hung after its node was removed"
@@ -381,6 +379,21 @@ time.sleep(120)
 """
 
 
+def _start(
+    options: RunOptions, started: Callable[[], bool], what: str
+) -> tuple[threading.Thread, dict[str, Any]]:
+    """``run_suite(options)`` in a thread (its result lands in the dict as ``result``), returned
+    once ``started()`` holds, within 60 s."""
+    outcome: dict[str, Any] = {}
+    runner = threading.Thread(target=lambda: outcome.update(result=run_suite(options)))
+    runner.start()
+    end = time.monotonic() + 60
+    while not started():
+        assert time.monotonic() < end, what
+        time.sleep(0.05)
+    return runner, outcome
+
+
 def _alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -413,13 +426,7 @@ def test_a_worker_killed_mid_attempt_leaves_no_agent_process(
         sandbox="process",
         executor="ray",
     )
-    outcome: dict[str, Any] = {}
-    runner = threading.Thread(target=lambda: outcome.update(result=run_suite(options)))
-    runner.start()
-    end = time.monotonic() + 60
-    while not pids.exists():
-        assert time.monotonic() < end, "the agent did not start"
-        time.sleep(0.05)
+    runner, _ = _start(options, pids.exists, "the agent did not start")
     grandchild = int(pids.read_text())
     assert _alive(grandchild)
     workers = _attempt_workers()
@@ -472,13 +479,7 @@ def test_a_task_cancelled_by_someone_else_is_lost_and_resumed_as_retry_1(
         sandbox="process",
         executor="ray",
     )
-    outcome: dict[str, Any] = {}
-    runner = threading.Thread(target=lambda: outcome.update(result=run_suite(options)))
-    runner.start()
-    end = time.monotonic() + 60
-    while not first_run.exists():
-        assert time.monotonic() < end, "the agent did not start"
-        time.sleep(0.05)
+    runner, _ = _start(options, first_run.exists, "the agent did not start")
     (executor,) = made
     (ref,) = list(executor._flights)
     ray.cancel(ref, force=True)  # not the run's own cancel
