@@ -6,6 +6,7 @@ Every table column that holds a number or a short label never wraps; free text w
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rich.console import Group
@@ -89,31 +90,27 @@ def _selection(run: RunScore) -> list[Any]:
     return [table, *(Text(line, style="dim") for line in v.selection_notes(run))]
 
 
-def _faults(run: RunScore) -> Table:
-    table = _table(v.fault_title(run))
-    for i, head in enumerate(v.FAULT_HEAD):
-        table.add_column(head, justify="left" if i == 0 else "right", no_wrap=True)
-    for row in v.fault_rows(run):
+def _filled(title: str, head: Sequence[str], rows: Iterable[Sequence[str]], text: int) -> Table:
+    """A view table: its first column and column ``text`` (free text, the only one that wraps;
+    ``text`` past the last column for none) left-aligned, the figures right-aligned."""
+    table = _table(title)
+    for i, name in enumerate(head):
+        table.add_column(name, justify="left" if i in (0, text) else "right", no_wrap=i < text)
+    for row in rows:
         table.add_row(*row)
     return table
+
+
+def _faults(run: RunScore) -> Table:
+    return _filled(v.fault_title(run), v.FAULT_HEAD, v.fault_rows(run), len(v.FAULT_HEAD))
 
 
 def _outcomes(run: RunScore) -> Table:
-    table = _table(cv.outcome_title(run))
-    for i, head in enumerate(cv.OUTCOME_HEAD):
-        table.add_column(head, justify="left" if i in (0, 4) else "right", no_wrap=i < 4)
-    for row in cv.outcome_rows(run):
-        table.add_row(*row)
-    return table
+    return _filled(cv.outcome_title(run), cv.OUTCOME_HEAD, cv.outcome_rows(run), 4)
 
 
 def _checks(run: RunScore) -> Table:
-    table = _table(cv.check_title(run))
-    for i, head in enumerate(cv.CHECK_HEAD):
-        table.add_column(head, justify="left" if i in (0, 5) else "right", no_wrap=i < 5)
-    for row in cv.check_rows(run):
-        table.add_row(*row)
-    return table
+    return _filled(cv.check_title(run), cv.CHECK_HEAD, cv.check_rows(run), 5)
 
 
 def _failures(run: RunScore) -> list[Any]:
