@@ -213,3 +213,20 @@ def test_a_weight_that_is_not_positive_and_finite_is_refused(bad: list[float]) -
         task_bootstrap([0.0, 1.0], weights=bad)
     with pytest.raises(ArgumentError, match="weights must be finite and > 0"):
         clustered_se([0.0, 1.0], weights=bad)
+
+
+def test_resamples_drawn_for_their_standard_error_alone_match_the_full_draw() -> None:
+    # interval=False (Wilson bounds the means instead) draws the same resamples: the same
+    # estimate, standard error and profiles, and no percentile bounds (NaN, never a number)
+    rng = np.random.default_rng(5)
+    values = rng.random((40, 3)).round(1)
+    weights = rng.integers(1, 4, 40).astype(float)
+    for method in ("percentile", "bca"):
+        full = task_bootstrap(values, weights=weights, resamples=500, method=method, seed=3)
+        alone = task_bootstrap(
+            values, weights=weights, resamples=500, method=method, seed=3, interval=False
+        )
+        assert alone.estimate.tobytes() == full.estimate.tobytes()
+        assert alone.standard_error.tobytes() == full.standard_error.tobytes()
+        assert alone.distinct_profiles == full.distinct_profiles
+        assert np.isnan(alone.ci_low).all() and np.isnan(alone.ci_high).all()

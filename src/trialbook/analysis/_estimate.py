@@ -58,6 +58,7 @@ def metric_set(
         resamples=options.resamples,
         method="percentile" if options.method == "wilson" else options.method,
         seed=options.seed,
+        interval=options.method != "wilson",  # Wilson's bounds replace the resamples' below
     )
     se = clustered_se(values, weights)
     if options.method == "wilson":

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from trialbook.errors import Problem
 from trialbook.ledger._checks import read_checks
 from trialbook.ledger._fields import FIELDS, NOT_RECORDABLE, PROTOCOLS, STATUSES
-from trialbook.ledger._table import Ledger
+from trialbook.ledger._table import Ledger, once, per_row
 
 __all__ = ["check_attempt_keys", "check_rules", "retry_of"]
 
@@ -85,19 +85,20 @@ def check_rules(ledger: Ledger, *, appended: bool = False) -> list[Problem]:
         if f.kind not in ("int", "float") or (f.low is None and f.high is None):
             continue
         col = ledger.values[f.name]
+        one = once(col)
         # an integer column is finite everywhere and compares with a bound as its float does
-        known = np.isfinite(col) if col.dtype.kind == "f" else np.ones(1, dtype=bool)
-        bad = np.zeros(col.size, dtype=bool)
+        known = np.isfinite(one) if one.dtype.kind == "f" else np.ones(1, dtype=bool)
+        bad = np.zeros(one.size, dtype=bool)
         rule = ""
         if f.low is not None:
-            bad |= known & ((col <= f.low) if f.low_open else (col < f.low))
+            bad |= known & ((one <= f.low) if f.low_open else (one < f.low))
             rule = f"> {f.low:g}" if f.low_open else f">= {f.low:g}"
         if f.high is not None:
-            bad |= known & (col > f.high)
+            bad |= known & (one > f.high)
             rule = f"in {f.low:g}..{f.high:g}" if f.low is not None else f"<= {f.high:g}"
         name = f.name
         add(
-            bad,
+            per_row(bad, col),
             lambda i, n=name, r=rule, c=col: f"field {n!r}: must be {r}, got {float(c[i]):g}",
         )
 
@@ -247,7 +248,7 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
     task = ledger.codes["task_id"]
     task_labels = ledger.labels["task_id"]
     run_labels = ledger.labels["run_id"]
-    if (run < 0).any() and (run >= 0).any():
+    if (once(run) < 0).any() and (once(run) >= 0).any():
         for i in np.flatnonzero(run < 0)[:50].tolist():
             problems.append(
                 Problem(
@@ -264,7 +265,7 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
         return f"{where}task {task_labels[task[i]]!r}"
 
     def constant_within(group: Callable[[], NDArray[np.int64]], name: str, scope: str) -> None:
-        col0 = ledger.values[name] if name in ledger.values else ledger.codes[name]
+        col0 = once(ledger.values[name] if name in ledger.values else ledger.codes[name])
         if col0.dtype.kind == "f" and np.isnan(col0).all():
             return
         if (col0 == col0[0]).all():
@@ -301,7 +302,7 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
 
     # the group keys are made only for a field that is not constant over the whole ledger
     def run_group() -> NDArray[np.int64]:
-        return np.maximum(run, 0)
+        return per_row(np.maximum(once(run), 0), run)
 
     def run_task() -> NDArray[np.int64]:
         return _group_key(run_group(), task)
@@ -320,10 +321,8 @@ def _check_runs(ledger: Ledger) -> list[Problem]:
 def retry_of(ledger: Ledger) -> NDArray[np.int64]:
     """Each row's ``retry``, not recorded read as 0 (the attempt's first run)."""
     col = ledger.values["retry"]
-    if col.size and col.strides == (0,):  # one value for every row (a column nobody recorded)
-        value = float(col[0])
-        return np.full(col.size, 0 if value != value else int(value), dtype=np.int64)
-    return np.where(np.isnan(col), 0.0, col).astype(np.int64)
+    one = once(col)  # often one value for every row (a column nobody recorded): read-only
+    return per_row(np.where(np.isnan(one), 0.0, one).astype(np.int64), col)
 
 
 def check_attempt_keys(ledger: Ledger, *, appended: bool = False) -> list[Problem]:
@@ -360,12 +359,12 @@ def check_attempt_keys(ledger: Ledger, *, appended: bool = False) -> list[Proble
                 src,
             )
         )
-    if (run < 0).any() and (run >= 0).any():
+    if (once(run) < 0).any() and (once(run) >= 0).any():
         return problems  # named by the run rule: the attempts of such rows have no run to be in
     if run.size < 2 and not (ledger.values["retry"] > 0).any():
         return problems
     retry = retry_of(ledger)
-    run_group = np.maximum(run, 0)
+    run_group = per_row(np.maximum(once(run), 0), run)
     attempt_key = _group_key(run_group, task, np.asarray(attempt, dtype=np.int64))
     key = _group_key(attempt_key, retry)
     if _repeats(key):

@@ -24,6 +24,8 @@ __all__ = [
     "TaskGroups",
     "TaskTable",
     "factorize",
+    "once",
+    "per_row",
     "per_task",
     "unrecorded",
 ]
@@ -377,6 +379,18 @@ def unrecorded(rows: int, fill: float) -> NDArray[Any]:
     """A column nobody recorded (codes -1, or NaN): one value seen ``rows`` times, read-only, with
     no memory per row (filling 18 absent columns of a million rows costs 0.25 s in page faults)."""
     return np.broadcast_to(np.array(fill, dtype=np.int64 if fill == -1 else np.float64), (rows,))
+
+
+def once(col: NDArray[Any]) -> NDArray[Any]:
+    """A column of one value seen many times (stride 0: not recorded, or kept once by the store)
+    as that one value, else the column itself: a test of every row then runs once."""
+    return col[:1] if col.size > 1 and col.strides == (0,) else col
+
+
+def per_row(result: NDArray[Any], col: NDArray[Any]) -> NDArray[Any]:
+    """A per-row result worked out on ``once(col)``, seen once per row of ``col`` (read-only when
+    it was worked out once)."""
+    return result if result.shape == col.shape else np.broadcast_to(result, col.shape)
 
 
 def factorize(items: Sequence[str | None]) -> tuple[NDArray[np.int64], tuple[str, ...]]:

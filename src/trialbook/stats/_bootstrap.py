@@ -110,6 +110,7 @@ def task_bootstrap(
     resamples: int = 10_000,
     method: CIMethod = "percentile",
     seed: int = 0,
+    interval: bool = True,
 ) -> BootstrapResult:
     """Bootstrap intervals for the (weighted) mean over tasks of each column of ``values``.
 
@@ -118,6 +119,9 @@ def task_bootstrap(
     positive per-task weights (equal by default), shared by every column (T,) or given per column
     (T, M): a ratio such as the pooled attempt rate, sum(c)/sum(n), is column c/n with weights n. The draw is exact (see the module docstring) and
     seeded: the same inputs and seed give the same interval on every machine with the same numpy.
+    ``interval=False`` draws the resamples for their standard error alone, for a caller that
+    bounds the means another way (Wilson): ``ci_low`` and ``ci_high`` are then NaN, and the
+    sorting the percentiles (or BCa) would cost is not done.
     """
     v, w = _validate(values, weights)
     if not 0 < confidence < 1:
@@ -168,14 +172,17 @@ def task_bootstrap(
             theta[start : start + size] = wv[idx].sum(axis=1) / wfull[idx].sum(axis=1)
 
     alpha = 1.0 - confidence
-    if method == "percentile":
-        low, high = np.percentile(theta, [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=0)
+    if not interval:
+        low = high = np.full(m, np.nan)
     else:
-        low, high = _bca(theta, estimate, pv, pw, counts, alpha)
-    # a degenerate distribution (every task alike) has a zero-width interval at the estimate
-    flat = np.ptp(theta, axis=0) == 0
-    low = np.where(flat, estimate, low)
-    high = np.where(flat, estimate, high)
+        if method == "percentile":
+            low, high = np.percentile(theta, [100 * alpha / 2, 100 * (1 - alpha / 2)], axis=0)
+        else:
+            low, high = _bca(theta, estimate, pv, pw, counts, alpha)
+        # a degenerate distribution (every task alike) has a zero-width interval at the estimate
+        flat = np.ptp(theta, axis=0) == 0
+        low = np.where(flat, estimate, low)
+        high = np.where(flat, estimate, high)
     return BootstrapResult(
         estimate=estimate,
         ci_low=low,

@@ -8,8 +8,15 @@ with no Python object per value (``np.frombuffer``): the same columns the rows' 
 read into, so the same rules check them and the same figures come out of them, to the bit.
 
 The blobs are a copy of what the attempts table holds, made only by the store itself: a run whose
-rows do not all have their blob (rows another tool inserted, or rows written before schema 7) is
+rows do not all have their blob (rows another tool inserted, or rows written before schema 7), or
+whose blob does not read back as the columns of its rows (damaged, or written by another tool), is
 read from the table instead.
+
+Format 2 (``TBC2``, schema 12) keeps a column whose every value is the same (to the bit) once, and
+reads it back as that value seen ``rows`` times (a read-only view with no memory per row): a run's
+identity, budget and timeout, and often its cost or a flag, are such columns, and a million rows of
+each cost 8 MB to read and as much again in the page faults of new memory. Format 1 (``TBC1``,
+schemas 7 to 11) keeps every value and is read as before.
 """
 
 from __future__ import annotations
@@ -25,14 +32,26 @@ import numpy as np
 
 from trialbook.ledger._fields import FIELDS
 from trialbook.ledger._provenance import Completion, Provenance
-from trialbook.ledger._table import Ledger, unrecorded
+from trialbook.ledger._table import DTYPE, Ledger, once, unrecorded
 
-__all__ = ["covered", "keep_columns", "load_columns"]
+__all__ = ["DamagedColumns", "covered", "keep_columns", "load_columns"]
 
-_MAGIC = b"TBC1"
+_MAGIC = b"TBC2"
+_FORMATS = (b"TBC1", _MAGIC)
+_SAME = "same"  # a span's fifth item in format 2: the column's one value, kept once
 _ALIGN = 64
 _PART = 1 << 28
 _TEXT = {f.name for f in FIELDS if f.kind in ("str", "time")}
+# the array type each column is read into (codes for text; an optional number or flag is float64)
+_DTYPES = {
+    "id": np.dtype(np.int64),
+    **{
+        f.name: np.dtype(
+            np.int64 if f.name in _TEXT else DTYPE[f.kind] if f.required else np.float64
+        )
+        for f in FIELDS
+    },
+}
 
 
 def _recorded(ledger: Ledger) -> list[str]:
@@ -41,19 +60,29 @@ def _recorded(ledger: Ledger) -> list[str]:
     names = []
     for f in FIELDS:
         if f.name in _TEXT:
-            codes = ledger.codes[f.name]
-            if codes.strides != (0,) and (codes >= 0).any():
+            if (once(ledger.codes[f.name]) >= 0).any():
                 names.append(f.name)
         else:
             col = ledger.values[f.name]
-            if col.dtype.kind != "f" or (col.strides != (0,) and not np.isnan(col).all()):
+            if col.dtype.kind != "f" or not np.isnan(once(col)).all():
                 names.append(f.name)
     return names
 
 
+def _same(arr: np.ndarray[Any, Any]) -> bool:
+    """Whether every value of the column has the same bits (so 0.0 and -0.0 are not the same)."""
+    if arr.size < 2:
+        return False
+    if arr.strides == (0,):
+        return True
+    bits = arr.view(f"u{arr.dtype.itemsize}")
+    return bool((bits == bits[0]).all())
+
+
 def _pack(ledger: Ledger, ids: np.ndarray[Any, Any], names: list[str]) -> bytes:
-    """One blob: a JSON header (rows, each array's name, dtype and byte span, the labels), then the
-    arrays' bytes, of the fields ``names`` (those some row records)."""
+    """One blob: a JSON header (rows, each array's name, dtype and byte span, marked ``same`` when
+    the span holds its one value, the labels), then the arrays' bytes, of the fields ``names``
+    (those some row records)."""
     arrays: list[tuple[str, np.ndarray[Any, Any]]] = [("id", np.ascontiguousarray(ids))]
     labels: dict[str, list[str]] = {}
     for name in names:
@@ -68,11 +97,13 @@ def _pack(ledger: Ledger, ids: np.ndarray[Any, Any], names: list[str]) -> bytes:
     chunks: list[Any] = []
     offset = 0
     for name, arr in arrays:
+        same = _same(arr)
+        kept = np.ascontiguousarray(arr[:1]) if same else arr
         pad = -offset % _ALIGN
-        chunks += [b"\0" * pad, arr.data]
+        chunks += [b"\0" * pad, kept.data]
         offset += pad
-        spans.append([name, arr.dtype.str, offset, arr.nbytes])
-        offset += arr.nbytes
+        spans.append([name, arr.dtype.str, offset, kept.nbytes, *([_SAME] if same else [])])
+        offset += kept.nbytes
     header = json.dumps({"rows": len(ledger), "arrays": spans, "labels": labels}).encode()
     header += b" " * (-(len(header) + 8) % _ALIGN)
     return b"".join([_MAGIC, struct.pack("<I", len(header)), header, *chunks])
@@ -144,18 +175,50 @@ def _aligned(array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return array if array.flags.aligned else array.copy()
 
 
-def _unpack(blob: Any) -> tuple[int, dict[str, np.ndarray[Any, Any]], dict[str, list[str]]]:
-    if bytes(blob[:4]) != _MAGIC:
-        raise ValueError("not a column blob")
-    (size,) = struct.unpack("<I", bytes(blob[4:8]))
-    header = json.loads(bytes(blob[8 : 8 + size]))
-    base = 8 + size
-    arrays = {
-        name: _aligned(np.frombuffer(blob, dtype=np.dtype(dtype),
-                                     count=nbytes // np.dtype(dtype).itemsize, offset=base + offset))
-        for name, dtype, offset, nbytes in header["arrays"]
-    }  # fmt: skip
-    return int(header["rows"]), arrays, header["labels"]
+class DamagedColumns(Exception):
+    """A kept blob that does not read back as the columns of its rows: the run is read from the
+    table (which the store's constraints hold), never from the blob."""
+
+
+def _unpack(blob: bytes) -> tuple[int, dict[str, np.ndarray[Any, Any]], dict[str, list[str]]]:
+    """The rows, arrays and labels of one blob, each array checked against what the store writes
+    (its field, type, length and codes); anything else is :class:`DamagedColumns`."""
+    try:
+        magic = blob[:4]
+        if magic not in _FORMATS:
+            raise DamagedColumns("not a column blob")
+        (size,) = struct.unpack("<I", blob[4:8])
+        header = json.loads(blob[8 : 8 + size])
+        rows, labels = header["rows"], header["labels"]
+        if type(rows) is not int or rows < 1 or not isinstance(labels, dict):
+            raise DamagedColumns("no rows or labels")
+        arrays: dict[str, np.ndarray[Any, Any]] = {}
+        for span in header["arrays"]:
+            name, dtype, offset, nbytes, *mark = span
+            if name not in _DTYPES or name in arrays or np.dtype(dtype) != _DTYPES[name]:
+                raise DamagedColumns(f"column {name!r}")
+            same = mark == [_SAME] and magic != b"TBC1"
+            if mark and not same:
+                raise DamagedColumns(f"column {name!r}: mark {mark!r}")
+            count = 1 if same else rows
+            if type(offset) is not int or nbytes != count * _DTYPES[name].itemsize:
+                raise DamagedColumns(f"column {name!r}: span")
+            array = _aligned(
+                np.frombuffer(blob, dtype=_DTYPES[name], count=count, offset=8 + size + offset)
+            )
+            arrays[name] = np.broadcast_to(array, (rows,)) if same else array
+        if "id" not in arrays:
+            raise DamagedColumns("no row ids")
+        for name in _TEXT & set(arrays):
+            names = labels.get(name)
+            codes = once(arrays[name])
+            if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+                raise DamagedColumns(f"column {name!r}: labels")
+            if codes.min() < -1 or codes.max() >= len(names):
+                raise DamagedColumns(f"column {name!r}: codes")
+    except (ValueError, TypeError, KeyError, struct.error) as exc:  # JSON, spans, frombuffer
+        raise DamagedColumns(str(exc)) from None
+    return rows, arrays, labels
 
 
 def _blob(conn: sqlite3.Connection, rowid: int) -> bytes:
@@ -164,11 +227,13 @@ def _blob(conn: sqlite3.Connection, rowid: int) -> bytes:
     try:
         with conn.blobopen("attempt_columns", "columns", rowid, readonly=True) as blob:
             return blob.read()
-    except sqlite3.Error:  # not a blob (the unpacking names it) or no incremental I/O
+    except sqlite3.Error:  # not a blob, or no incremental I/O
         (value,) = conn.execute(
             "SELECT columns FROM attempt_columns WHERE rowid = ?", (rowid,)
         ).fetchone()
-        return bytes(value)
+        if not isinstance(value, bytes):  # bytes(n) of a number would be n zero bytes
+            raise DamagedColumns(f"a {type(value).__name__}, not a blob") from None
+        return value
 
 
 def load_columns(
@@ -178,13 +243,17 @@ def load_columns(
     provenance: dict[str, Provenance],
     completion: dict[str, Completion],
 ) -> Ledger:
-    """The kept columns of one run as a Ledger (not yet checked by the rules); line = row id."""
-    parts = [
-        _unpack(_blob(conn, rowid))
-        for (rowid,) in conn.execute(
-            "SELECT rowid FROM attempt_columns WHERE run_id = ? ORDER BY id", (run_id,)
-        ).fetchall()
-    ]
+    """The kept columns of one run as a Ledger (not yet checked by the rules); line = row id.
+    Raises :class:`DamagedColumns` when a blob does not read back as the rows the table says it
+    keeps."""
+    parts = []
+    for rowid, count, last_id in conn.execute(
+        "SELECT rowid, rows, last_id FROM attempt_columns WHERE run_id = ? ORDER BY id", (run_id,)
+    ).fetchall():
+        part = _unpack(_blob(conn, rowid))
+        if part[0] != count or int(part[1]["id"][-1]) != last_id:
+            raise DamagedColumns(f"blob {rowid}: not the {count} rows up to id {last_id}")
+        parts.append(part)
     rows = sum(p[0] for p in parts)
     values: dict[str, Any] = {}
     codes: dict[str, Any] = {}

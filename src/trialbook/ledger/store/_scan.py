@@ -34,7 +34,7 @@ from trialbook.ledger._provenance import Completion
 from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import Ledger
 from trialbook.ledger._tally import Known, RunTally, tally_ledger
-from trialbook.ledger.store._columns import covered, load_columns
+from trialbook.ledger.store._columns import DamagedColumns, covered, load_columns
 from trialbook.ledger.store._queries import (
     completions,
     counted,
@@ -148,13 +148,16 @@ class StoreTallies:
             return None
         provenance = self.store.provenance_of(run_id)
         completion = self._completion(run_id)
-        ledger = load_columns(
-            self._conn,
-            run_id,
-            self._path,
-            {} if provenance is None else {run_id: provenance},
-            {} if completion is None else {run_id: completion},
-        )
+        try:
+            ledger = load_columns(
+                self._conn,
+                run_id,
+                self._path,
+                {} if provenance is None else {run_id: provenance},
+                {} if completion is None else {run_id: completion},
+            )
+        except DamagedColumns:  # a copy that is not its rows: the rows themselves are read
+            return None
         problems = check_rules(ledger)
         if problems:
             raise LedgerError(problems)

@@ -366,6 +366,16 @@ ALTER TABLE attempts ADD COLUMN "stop_reason" TEXT
     CHECK ("stop_reason" IS NULL OR (typeof("stop_reason") = 'text'));
 """
 
+# Schema 12: the kept column blobs gain format 2 (``TBC2``, ledger/store/_columns.py): a column whose
+# every value is the same is kept once. Older trialbooks read only format 1, so a store that may
+# hold format 2 says so by its version; format 1 blobs stay as they are and read as before. The
+# view names each blob's format, for a look with the sqlite3 shell.
+_V12 = """
+CREATE VIEW attempt_columns_format AS
+SELECT id, run_id, rows, last_id, CAST(substr(columns, 1, 4) AS TEXT) AS format
+FROM attempt_columns;
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
@@ -378,6 +388,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (9, "re-runs of lost attempts: retry and lost, unique on the attempt and its retry", _V9),
     (10, "attempt protocol: on every row and on the run record", _V10),
     (11, "checks, protection, task_outcome and stop_reason: graders that say why", _V11),
+    (12, "kept column blobs of format 2: a column of one repeated value kept once", _V12),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
