@@ -15,10 +15,10 @@ from trialbook.ledger._rules import check_rules, retry_of
 from trialbook.ledger._table import Ledger
 
 
-def _ledger() -> Ledger:
+def _ledger(tasks: int = 3) -> Ledger:
     rows = [
         base_row(f"t{t}", a, passed=a == 0, k=3, run_id="r", system="s", cost=0.5)
-        for t in range(3)
+        for t in range(tasks)
         for a in range(3)
     ]
     return ledger_from_rows(rows, "once.jsonl")
@@ -67,3 +67,27 @@ def test_retry_of_one_value_per_row_is_that_value_and_read_only() -> None:
         retry = retry_of(_as(ledger, "retry", value, once=True))
         assert retry.dtype == np.int64 and retry.tolist() == [expected] * len(ledger)
         assert retry.tolist() == retry_of(_as(ledger, "retry", value, once=False)).tolist()
+
+
+def test_one_retry_on_every_infra_error_row_still_follows_nothing() -> None:
+    # every row a re-run (retry 1) and an infra error: no row is another's retry 0, so every
+    # row is refused, whatever keys the rule builds for rows alike in one column (with 12 tasks,
+    # keys built without the retry would meet some predecessor's key built with it)
+    ledger = _as(_as(_ledger(12), "status", 0, once=False), "passed", False, once=False)
+    ledger = _as(ledger, "run_id", 0, once=True)  # as the store's format 2 keeps one run's id
+    ledger = replace(ledger, labels={**ledger.labels, "status": ("infra_error",)})
+    once, rows = _as(ledger, "retry", 1.0, once=True), _as(ledger, "retry", 1.0, once=False)
+    said = [(p.line, p.message) for p in check_rules(once)]
+    assert said == [(p.line, p.message) for p in check_rules(rows)]
+    assert sum("follows no infra_error row" in m for _, m in said) == len(ledger)
+
+
+def test_a_repeated_attempt_in_one_run_is_found_when_the_run_is_one_value_per_row() -> None:
+    ledger = _ledger()
+    attempt = ledger.values["attempt_index"].copy()
+    attempt[1] = attempt[0]  # the second row repeats the first's attempt
+    ledger = replace(ledger, values={**ledger.values, "attempt_index": attempt})
+    once, rows = _as(ledger, "run_id", 0, once=True), _as(ledger, "run_id", 0, once=False)
+    said = [(p.line, p.message) for p in check_rules(once)]
+    assert said == [(p.line, p.message) for p in check_rules(rows)]
+    assert any("duplicates line" in m for _, m in said), said

@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook._background import Background
 from trialbook.analysis._options import IntervalOptions
-from trialbook.stats import BootstrapResult, clustered_se, task_bootstrap, wilson_task_interval
+from trialbook.stats import (
+    BootstrapResult,
+    ColumnWeights,
+    clustered_se,
+    task_bootstrap,
+    wilson_task_interval,
+)
 
 __all__ = ["MetricEstimate", "metric_set"]
 
@@ -44,26 +52,40 @@ def _estimate(boot: BootstrapResult, se: NDArray[np.float64], j: int) -> MetricE
 def metric_set(
     values: NDArray[np.float64],
     names: Sequence[str],
-    weights: NDArray[np.float64] | None,
+    weights: NDArray[np.float64] | ColumnWeights | None,
     options: IntervalOptions,
     attempts: float | NDArray[np.float64],
 ) -> tuple[dict[str, MetricEstimate], BootstrapResult]:
     """Means over tasks of the columns of ``values`` (T, M) with the intervals ``options`` asks
     for (the task bootstrap, or Wilson over the effective number of tasks, capped by
-    ``attempts``), one per name; and the bootstrap behind them."""
-    boot = task_bootstrap(
-        values,
-        weights=weights,
-        confidence=options.confidence,
-        resamples=options.resamples,
-        method="percentile" if options.method == "wilson" else options.method,
-        seed=options.seed,
-        interval=options.method != "wilson",  # Wilson's bounds replace the resamples' below
-    )
-    se = clustered_se(values, weights)
-    if options.method == "wilson":
-        low, high = wilson_task_interval(
-            values, weights=weights, confidence=options.confidence, max_n=attempts
+    ``attempts``), one per name; and the bootstrap behind them. The bootstrap's draws run on a
+    second thread while the analytic SE and Wilson's bounds are worked out; an error is the one
+    the bootstrap raises first, as when they ran one after the other."""
+    drawing = Background(
+        partial(
+            task_bootstrap,
+            values,
+            weights=weights,
+            confidence=options.confidence,
+            resamples=options.resamples,
+            method="percentile" if options.method == "wilson" else options.method,
+            seed=options.seed,
+            interval=options.method != "wilson",  # Wilson's bounds replace the resamples' below
         )
-        boot = replace(boot, ci_low=low, ci_high=high)
+    )
+    try:
+        se = clustered_se(values, weights)
+        bounds = (
+            wilson_task_interval(
+                values, weights=weights, confidence=options.confidence, max_n=attempts
+            )
+            if options.method == "wilson"
+            else None
+        )
+    except BaseException:
+        drawing.result()  # the bootstrap's own error comes first
+        raise
+    boot = drawing.result()
+    if bounds is not None:
+        boot = replace(boot, ci_low=bounds[0], ci_high=bounds[1])
     return {name: _estimate(boot, se, j) for j, name in enumerate(names)}, boot

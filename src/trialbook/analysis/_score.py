@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook._background import Background
 from trialbook.analysis._checks import CheckRate, check_rates
 from trialbook.analysis._estimate import metric_set
 from trialbook.analysis._failures import failures_of
@@ -40,6 +41,7 @@ from trialbook.analysis._selection import SelectionSummary, selection_summary
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
 from trialbook.ledger import Ledger, RunTally, Tallies, TallyOfLedger, open_tallies
 from trialbook.stats import (
+    ColumnWeights,
     cost_from_totals,
     effort_from_counts,
     total_of,
@@ -228,27 +230,33 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         weights = weight_col
 
     protocol = tally.protocol
-    names, per_task = protocol_metrics(protocol, ks, n, c, tally.before_first_pass)
+    names, blocks = protocol_metrics(protocol, ks, n, c, tally.before_first_pass)
     notes.extend(protocol_notes(protocol))
     # one resample set for every figure: the metrics (task weights), the pooled attempt rate (c/n
     # weighted by n, i.e. sum c / sum n) and the first-attempt rate (equal weights), filled in
-    # place (at 100,000 tasks and k up to 10, each of these matrices is 160 MB)
+    # place (at 100,000 tasks and k up to 10, the matrix is 160 MB; its weights are kept once per
+    # distinct column)
     m = len(names)
-    joint_values, joint_weights = np.empty((t, m + 2)), np.empty((t, m + 2))
-    joint_values[:, :m] = per_task
-    del per_task
+    joint_values = np.empty((t, m + 2))
+    at = 0
+    for block in blocks:
+        joint_values[:, at : at + block.shape[1]] = block
+        at += block.shape[1]
+    del blocks
     joint_values[:, m], joint_values[:, m + 1], values = c / n, first_pass, joint_values[:, :m]
-    joint_weights[:, :m] = (np.ones(t) if weights is None else weights)[:, None]
-    joint_weights[:, m], joint_weights[:, m + 1] = n, 1.0
+    # the metrics weighted alike (by the declared weights, or equally), the pooled rate by n
+    joint_weights = ColumnWeights(
+        columns=np.column_stack([np.ones(t) if weights is None else weights, n, np.ones(t)]),
+        of=np.array([0] * m + [1, 2]),
+    )
     # the outcomes behind each figure: every attempt, but one per task for the first attempt
     outcomes = np.array([*([float(n.sum())] * len(names)), float(n.sum()), float(t)])
-    joint, boot = metric_set(
-        joint_values, [*names, "pooled", "first"], joint_weights, options, outcomes
+    # the draws of the task bootstrap (most of a large run's time: numpy draws them without the
+    # interpreter's lock) run on a second thread while the rest of the scorecard is made
+    joint_set = Background(
+        metric_set, joint_values, [*names, "pooled", "first"], joint_weights, options, outcomes
     )
-    metrics = {name: joint[name] for name in names}
     selection, checks = _row_views(source, run_id, tally, options)
-    if protocol == "human-selected" and selection is not None:
-        metrics["delivered"] = selection.delivered_success
     mean_score = None
     if tally.score_rows:
         if tally.score is not None:
@@ -335,6 +343,10 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         notes.append(
             f"oracle leaks: not recorded by the source{share} (a leak there cannot be quarantined)"
         )
+    joint, boot = joint_set.result()
+    metrics = {name: joint[name] for name in names}
+    if protocol == "human-selected" and selection is not None:
+        metrics["delivered"] = selection.delivered_success
     cost_values = tally.cost
     cost_known = ~np.isnan(cost_values)
     cost = cost_from_totals(

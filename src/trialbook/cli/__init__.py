@@ -83,7 +83,8 @@ def _reuse_freed_memory() -> None:
     fault and zeroing (on a VM whose host takes back guest memory, a host fault too: 2.7 ms per MB
     measured on the benchmark machine, a third of ``score big.db``'s time; docs/ledger.md). The
     console process is short-lived, so blocks up to 32 MB come from the heap and a free top of up to
-    512 MB stays; the peak memory does not change.
+    512 MB stays, and the thread that draws the task bootstrap (``trialbook._background``) takes its
+    arrays from that heap too instead of an arena of new pages of its own.
     """
     import ctypes
 
@@ -91,9 +92,10 @@ def _reuse_freed_memory() -> None:
         mallopt = ctypes.CDLL(None).mallopt  # the C library the interpreter already loaded
     except (OSError, AttributeError):  # not glibc: its allocator keeps its own policy
         return
-    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    m_trim_threshold, m_mmap_threshold, m_arena_max = -1, -3, -8  # <malloc.h>
     mallopt(m_mmap_threshold, 32 << 20)
     mallopt(m_trim_threshold, 512 << 20)
+    mallopt(m_arena_max, 1)  # a second thread's arrays come from the same heap, not new pages
 
 
 class _NoPandas:

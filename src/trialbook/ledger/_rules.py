@@ -41,9 +41,14 @@ def _repeats(key: NDArray[np.int64]) -> bool:
 
 
 def _group_key(*parts: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Combine non-negative integer columns into one int64 key per row."""
-    key = np.zeros(parts[0].size, dtype=np.int64)
-    for part in parts:
+    """Combine non-negative integer columns into one int64 key per row, rows alike in every part
+    alike in key. A part of one value seen per row (stride 0) tells no rows apart and is left out
+    (all parts such: one key for every row)."""
+    varying = [part for part in parts if once(part).size == part.size]
+    if not varying:
+        return np.zeros(parts[0].size, dtype=np.int64)
+    key = varying[0] + 1  # the key of the first part alone, in a new array
+    for part in varying[1:]:
         span = int(part.max()) + 2 if part.size else 1
         key *= span  # in place: the same integers as key * span + (part + 1), no temporaries
         key += part
@@ -383,8 +388,11 @@ def check_attempt_keys(ledger: Ledger, *, appended: bool = False) -> list[Proble
     later = np.flatnonzero(retry > 0)
     if later.size and not appended:
         # the key of each re-run's predecessor, looked up among the infra_error rows
-        wanted = _group_key_like(attempt_key, retry, later, retry[later] - 1)
-        found = np.isin(wanted, key[infra])
+        if once(retry).size < retry.size:  # one retry for every row: none is another's r - 1
+            found = np.zeros(later.size, dtype=bool)
+        else:
+            wanted = _group_key_like(attempt_key, retry, later, retry[later] - 1)
+            found = np.isin(wanted, key[infra])
         for n, i in enumerate(later.tolist()):
             if found[n]:
                 continue

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from trialbook.errors import ArgumentError, TrialbookError
 from trialbook.ledger._fields import NOT_RECORDABLE
 from trialbook.ledger._provenance import Completion, Provenance
-from trialbook.ledger._table import Ledger
+from trialbook.ledger._table import Ledger, once
 
 __all__ = ["Known", "RunTally", "Tallies", "TallyOfLedger", "tally_ledger"]
 
@@ -212,11 +212,19 @@ def _in_run_order(ledger: Ledger) -> tuple[tuple[str, ...], NDArray[np.intp]]:
     return tuple(labels[c] for c in ordered.tolist()), position[codes]
 
 
-def _count(task: NDArray[np.intp], mask: NDArray[np.bool_], t: int) -> NDArray[np.int64]:
-    return np.bincount(task[mask], minlength=t).astype(np.int64)
+def _count(task: NDArray[np.intp], mask: NDArray[np.bool_] | None, t: int) -> NDArray[np.int64]:
+    """Rows per task, of every row (``mask`` None: no copy of the positions) or where ``mask``."""
+    return np.bincount(task if mask is None else task[mask], minlength=t).astype(np.int64)
 
 
 def _known(values: NDArray[np.float64] | NDArray[np.int64] | NDArray[np.bool_]) -> Known:
+    one = once(values)
+    if one.size == 1 < values.size:  # one value per row: its total is a product, exactly
+        value = float(one[0])
+        if value != value:
+            return Known(0, 0)
+        if abs(value) * values.size < 2**53:  # every partial sum exact, whatever their order
+            return Known(int(value * values.size), int(values.size))
     col = np.asarray(values, dtype=np.float64)
     known = ~np.isnan(col)
     return Known(int(col[known].sum()), int(known.sum()))
@@ -270,17 +278,16 @@ def tally_ledger(
             f"run {run_id!r}: no attempts left to score after quarantine and drops"
         )
     rows = run.where(keep)
-    row_task = task[keep]
-    present = _count(row_task, np.ones(row_task.size, dtype=bool), t) > 0
+    row_task = task if rows is run else task[keep]
+    present = _count(row_task, None, t) > 0
     renumber = np.cumsum(present) - 1
     kept_ids = tuple(task_ids[i] for i in np.flatnonzero(present).tolist())
     k = len(kept_ids)
-    pos = renumber[row_task]
-    everyone = np.ones(pos.size, dtype=bool)
+    pos = row_task if k == t else renumber[row_task]  # every task kept: the same positions
 
     attempt = rows.values["attempt_index"]
-    passed = rows.values["passed"].astype(bool)
-    timed_out = rows.values["timed_out"].astype(bool)
+    passed = np.asarray(rows.values["passed"], dtype=bool)
+    timed_out = np.asarray(rows.values["timed_out"], dtype=bool)
     lacking = {name: rows.unrecorded_mask(name) for name in rows.not_recorded()}
     timed_known = ~lacking.get("timed_out", np.zeros(pos.size, dtype=bool))
 
@@ -298,10 +305,10 @@ def tally_ledger(
     strata_labels = rows.labels["stratum"]
     stratum_codes = rows.codes["stratum"][first_row].tolist()
     stratum = tuple(None if c < 0 else strata_labels[c] for c in stratum_codes)
-    helper = rows.values["helper_calls"].astype(np.float64)
+    helper = rows.values["helper_calls"]
     elapsed = rows.values["elapsed_s"]
     if "helper_calls" in lacking:
-        helper = np.where(lacking["helper_calls"], np.nan, helper)
+        helper = np.where(lacking["helper_calls"], np.nan, helper.astype(np.float64))
     if "elapsed_s" in lacking:
         elapsed = elapsed[~lacking["elapsed_s"]]
     score_rows = int((~np.isnan(rows.values["score"])).sum())
@@ -325,7 +332,7 @@ def tally_ledger(
         kept_rows=kept_rows,
         emptied_tasks=emptied,
         task_ids=kept_ids,
-        attempts=_count(pos, everyone, k),
+        attempts=_count(pos, None, k),
         passes=_count(pos, passed, k),
         first_passed=np.asarray(passed[first_row], dtype=bool),
         before_first_pass=before,
@@ -344,7 +351,12 @@ def tally_ledger(
         tokens_in=_known(rows.values["tokens_in"]),
         tokens_out=_known(rows.values["tokens_out"]),
         elapsed_s=np.ascontiguousarray(elapsed, dtype=np.float64),
-        cost=np.ascontiguousarray(cost, dtype=np.float64) if rows.recorded("cost") else _EMPTY,
+        # one value per row stays one value (read-only; its sum is the same as a copy's)
+        cost=cost
+        if cost.strides == (0,)
+        else np.ascontiguousarray(cost, dtype=np.float64)
+        if rows.recorded("cost")
+        else _EMPTY,
         score=score,
         score_rows=score_rows,
         not_recorded={

@@ -3,6 +3,7 @@
 from trialbook.stats._bootstrap import (
     BootstrapResult,
     CIMethod,
+    ColumnWeights,
     clustered_se,
     task_bootstrap,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "BootstrapResult",
     "BudgetCurve",
     "CIMethod",
+    "ColumnWeights",
     "CostSummary",
     "DesignOption",
     "DiscordantSequence",

@@ -27,8 +27,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trialbook.errors import ArgumentError
+from trialbook.stats._weights import ColumnWeights, Weights, distinct, scale, totals, weighted
 
-__all__ = ["BootstrapResult", "CIMethod", "clustered_se", "task_bootstrap"]
+__all__ = ["BootstrapResult", "CIMethod", "ColumnWeights", "clustered_se", "task_bootstrap"]
 
 CIMethod = Literal["percentile", "bca"]
 _MAX_CELLS = 1 << 22  # resample-by-profile cells held at once (32 MiB of int64)
@@ -59,9 +60,10 @@ class BootstrapResult:
 
 
 def _validate(
-    values: ArrayLike, weights: ArrayLike | None
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Values as (T, M); weights as (T, 1) when shared by every column, else (T, M)."""
+    values: ArrayLike, weights: ArrayLike | ColumnWeights | None
+) -> tuple[NDArray[np.float64], Weights]:
+    """Values as (T, M); weights as (T, 1) when shared by every column, else (T, M) or the
+    :class:`ColumnWeights` given."""
     v = np.asarray(values, dtype=np.float64)
     if v.ndim == 1:
         v = v[:, None]
@@ -71,6 +73,12 @@ def _validate(
         raise ArgumentError("values must be finite (no NaN or infinity)")
     if weights is None:
         return v, np.ones((v.shape[0], 1))
+    if isinstance(weights, ColumnWeights):
+        if weights.shape != v.shape:
+            raise ArgumentError(f"weights must stand for shape {v.shape}, got {weights.shape}")
+        if not np.isfinite(weights.columns).all() or (weights.columns <= 0).any():
+            raise ArgumentError("weights must be finite and > 0")
+        return v, weights
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim == 1:
         w = w[:, None]
@@ -81,7 +89,9 @@ def _validate(
     return v, w
 
 
-def clustered_se(values: ArrayLike, weights: ArrayLike | None = None) -> NDArray[np.float64]:
+def clustered_se(
+    values: ArrayLike, weights: ArrayLike | ColumnWeights | None = None
+) -> NDArray[np.float64]:
     """Analytic standard error of a (weighted) mean over tasks, tasks as clusters.
 
     CR1 sandwich form: sqrt(T/(T-1) * sum_t w_t^2 (v_t - mean)^2) / sum_t w_t. With equal weights this
@@ -93,10 +103,10 @@ def clustered_se(values: ArrayLike, weights: ArrayLike | None = None) -> NDArray
     t = v.shape[0]
     if t < 2:
         return np.full(v.shape[1], np.nan)
-    total = w.sum(axis=0)
+    total = totals(w)
     # in place: one tasks x metrics temporary, the same numbers as (w * (v - mean)) ** 2
-    spread = v - (w * v).sum(axis=0) / total
-    spread *= w
+    spread = v - weighted(v, w).sum(axis=0) / total
+    scale(spread, w)
     spread **= 2
     se: NDArray[np.float64] = np.sqrt(t / (t - 1) * spread.sum(axis=0)) / total
     return se
@@ -105,7 +115,7 @@ def clustered_se(values: ArrayLike, weights: ArrayLike | None = None) -> NDArray
 def task_bootstrap(
     values: ArrayLike,
     *,
-    weights: ArrayLike | None = None,
+    weights: ArrayLike | ColumnWeights | None = None,
     confidence: float = 0.95,
     resamples: int = 10_000,
     method: CIMethod = "percentile",
@@ -135,11 +145,11 @@ def task_bootstrap(
 
     t, m = v.shape
     # tasks alike in values and weights are one profile; identical weight columns are kept once
-    wcols, wmap = _distinct_columns(w)
+    wcols, wmap = distinct(w) if isinstance(w, ColumnWeights) else _distinct_columns(w)
     profiles, counts = _distinct_rows(v, wcols)
     pv, pwd = profiles[:, :m], profiles[:, m:]
     pw = pwd[:, wmap]
-    estimate = (w * v).sum(axis=0) / w.sum(axis=0)
+    estimate = weighted(v, w).sum(axis=0) / totals(w)
     rng = np.random.default_rng(seed)
     theta = np.empty((resamples, m))
     if len(profiles) * 4 <= t:
@@ -164,8 +174,8 @@ def task_bootstrap(
                     block[:, cols] /= den[:, j : j + 1]
     else:
         batch = max(1, _MAX_CELLS // (t * m))
-        wv = v * w
-        wfull = np.broadcast_to(w, v.shape)
+        wv = weighted(v, w)
+        wfull = np.broadcast_to(w.full() if isinstance(w, ColumnWeights) else w, v.shape)
         for start in range(0, resamples, batch):
             size = min(batch, resamples - start)
             idx = rng.integers(0, t, size=(size, t))

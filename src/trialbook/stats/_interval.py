@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialbook.errors import ArgumentError
 from trialbook.stats._bootstrap import _validate, clustered_se
+from trialbook.stats._weights import ColumnWeights, totals, weighted
 
 __all__ = ["wilson_task_interval"]
 
@@ -28,7 +29,7 @@ __all__ = ["wilson_task_interval"]
 def wilson_task_interval(
     values: ArrayLike,
     *,
-    weights: ArrayLike | None = None,
+    weights: ArrayLike | ColumnWeights | None = None,
     confidence: float = 0.95,
     max_n: ArrayLike | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -44,9 +45,9 @@ def wilson_task_interval(
     v, w = _validate(values, weights)
     if ((v < 0) | (v > 1)).any():
         raise ArgumentError("values must lie in 0..1 (per-task rates)", argument="values")
-    m = (w * v).sum(axis=0) / w.sum(axis=0)
+    m = weighted(v, w).sum(axis=0) / totals(w)
     se = clustered_se(v, w if weights is not None else None)
-    tasks = (w.sum(axis=0) ** 2) / (w**2).sum(axis=0)  # Kish's effective number of tasks
+    tasks = (totals(w) ** 2) / totals(w, power=2)  # Kish's effective number of tasks
     tasks = np.broadcast_to(tasks, m.shape)
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     a = (1 - confidence) / 2

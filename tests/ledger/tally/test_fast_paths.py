@@ -155,3 +155,13 @@ def test_distinct_of_a_column_of_one_code_is_the_sorting_one(code: int) -> None:
         codes={"stratum": codes}, labels={"stratum": labels}, _field=lambda name, text: name
     )
     assert Ledger.distinct(fake, "stratum") == _old_distinct(codes, labels)
+
+
+@pytest.mark.parametrize("value", [0, 3, float("nan"), 2.0**52, -1.0])
+def test_a_count_of_one_value_per_row_is_the_count_of_its_copy(value: float) -> None:
+    # _known takes the total of a column of one value seen per row as a product when every
+    # partial sum is exact (below 2**53), else sums it as a copy would be summed
+    from trialbook.ledger._tally import _known
+
+    column = np.broadcast_to(np.float64(value), (1000,))
+    assert _known(column) == _known(np.array(column))

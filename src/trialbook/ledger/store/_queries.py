@@ -17,6 +17,7 @@ from trialbook.ledger.store._sql import COUNTED, RETRY_BROKEN
 
 __all__ = [
     "attempt_counts",
+    "before_first_pass",
     "completions",
     "counted",
     "counted_clause",
@@ -25,6 +26,7 @@ __all__ = [
     "reruns",
     "run_pass_at_1",
     "run_tally",
+    "score_sums",
 ]
 
 
@@ -165,3 +167,46 @@ def float_columns(
     )
     flat[flat == -1.0] = np.nan
     return [np.ascontiguousarray(flat[j :: len(names)]) for j in range(len(names))]
+
+
+def before_first_pass(
+    conn: sqlite3.Connection, c: dict[str, NDArray[Any]], where: str, args: tuple[Any, ...]
+) -> NDArray[np.int64]:
+    """Per task, the attempts below its first passing attempt_index (-1: none passed). The
+    attempt indices of a task are distinct, so where they run without a gap the count is a
+    subtraction; a task with gaps is counted by a query of its own."""
+    n = c["n"].astype(np.int64)
+    out = np.full(n.size, -1, dtype=np.int64)
+    for i, (task, lo, hi, fp) in enumerate(
+        zip(
+            c["task"].tolist(),
+            c["lo"].tolist(),
+            c["hi"].tolist(),
+            c["first_pass"].tolist(),
+            strict=True,
+        )
+    ):
+        if fp is None:
+            continue
+        if hi - lo + 1 == n[i]:
+            out[i] = fp - lo
+        else:
+            out[i] = conn.execute(
+                f'SELECT count(*) FROM attempts WHERE {where} AND "task_id" = ? '
+                'AND "attempt_index" < ?',
+                (*args, task, fp),
+            ).fetchone()[0]
+    return out
+
+
+def score_sums(
+    conn: sqlite3.Connection, task_ids: tuple[str, ...], where: str, args: tuple[Any, ...]
+) -> NDArray[np.float64]:
+    """Per task, the sum of score in row order (as the in-memory tally adds them)."""
+    position = {t: i for i, t in enumerate(task_ids)}
+    rows = conn.execute(
+        f'SELECT "task_id", "score" FROM attempts WHERE {where} ORDER BY id', args
+    ).fetchall()
+    pos = np.fromiter((position[t] for t, _ in rows), dtype=np.intp, count=len(rows))
+    score = np.fromiter((s for _, s in rows), dtype=np.float64, count=len(rows))
+    return np.asarray(np.bincount(pos, weights=score, minlength=len(task_ids)), np.float64)

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from trialbook._background import Background
 from trialbook.errors import LedgerError, Problem, TrialbookError
 from trialbook.ledger._fields import FIELDS
 from trialbook.ledger._provenance import Completion
@@ -36,12 +37,14 @@ from trialbook.ledger._table import Ledger
 from trialbook.ledger._tally import Known, RunTally, tally_ledger
 from trialbook.ledger.store._columns import DamagedColumns, covered, load_columns
 from trialbook.ledger.store._queries import (
+    before_first_pass,
     completions,
     counted,
     failed_rows,
     float_columns,
     of_our_harness,
     reruns,
+    score_sums,
 )
 from trialbook.ledger.store._schema import own_schema
 from trialbook.ledger.store._sql import (
@@ -59,6 +62,11 @@ from trialbook.ledger.store._sql import (
 from trialbook.ledger.store._store import LedgerStore
 
 __all__ = ["StoreTallies"]
+
+
+def _refuse(problems: list[Problem]) -> None:
+    if problems:
+        raise LedgerError(problems)
 
 
 class _Doubt(Exception):
@@ -144,6 +152,13 @@ class StoreTallies:
     def _kept(self, run_id: str) -> Ledger | None:
         """The run from the columns the store kept of its rows (checked by the table's rules, as
         a JSONL file of them is), or None when some row has none (then the table is read)."""
+        ledger = self._loaded(run_id)
+        if ledger is not None:
+            _refuse(check_rules(ledger))
+        return ledger
+
+    def _loaded(self, run_id: str) -> Ledger | None:
+        """:meth:`_kept` before the rules are checked."""
         if self._unknown or self.store.schema_version < 7 or not covered(self._conn, run_id):
             return None
         provenance = self.store.provenance_of(run_id)
@@ -158,9 +173,6 @@ class StoreTallies:
             )
         except DamagedColumns:  # a copy that is not its rows: the rows themselves are read
             return None
-        problems = check_rules(ledger)
-        if problems:
-            raise LedgerError(problems)
         return ledger
 
     # ------------------------------------------------------------------ tallies
@@ -175,9 +187,18 @@ class StoreTallies:
                 drop_status=drop_status,
                 set_aside=set_aside,
             )
-        kept = self._kept(run_id)
+        kept = self._loaded(run_id)
         if kept is not None:
-            return tally_ledger(kept, run_id, drop_status=drop_status, set_aside=set_aside)
+            # the rules on a second thread while the rows are tallied: a broken rule is the
+            # answer whatever the tally made of the rows (or raised)
+            checking = Background(check_rules, kept)
+            try:
+                tally = tally_ledger(kept, run_id, drop_status=drop_status, set_aside=set_aside)
+            except BaseException:
+                _refuse(checking.result())
+                raise
+            _refuse(checking.result())
+            return tally
         try:
             return self._tally(run_id, drop_status, set_aside)
         except (_Doubt, sqlite3.DatabaseError):
@@ -265,7 +286,7 @@ class StoreTallies:
         task_ids = tuple(str(t) for t in c["task"].tolist())
         n = c["n"].astype(np.int64)
         rows = int(n.sum())
-        before = self._before_first_pass(c, condition, cargs)
+        before = before_first_pass(self._conn, c, condition, cargs)
         quarantined: tuple[tuple[str, int], ...] = ()
         if leaked_tasks:
             quarantined = tuple(
@@ -290,7 +311,7 @@ class StoreTallies:
         elapsed = values[0]
         cost = values[1] if cost_rows else np.zeros(0)
         score_rows = int(c["count_score"].sum())
-        score = self._score(task_ids, condition, cargs) if score_rows == rows else None
+        score = score_sums(self._conn, task_ids, condition, cargs) if score_rows == rows else None
 
         def known(name: str) -> Known:
             return Known(int(c[f"sum_{name}"].sum()), int(c[f"count_{name}"].sum()))
@@ -429,45 +450,6 @@ class StoreTallies:
                 raise _Doubt  # recorded on some rows of a task only, or varying within it
         cols["n"] = n
         return cols
-
-    def _before_first_pass(
-        self, c: dict[str, NDArray[Any]], where: str, args: tuple[Any, ...]
-    ) -> NDArray[np.int64]:
-        """Per task, the attempts below its first passing attempt_index (-1: none passed). The
-        attempt indices of a task are distinct, so where they run without a gap the count is a
-        subtraction; a task with gaps is counted by a query of its own."""
-        n = c["n"].astype(np.int64)
-        out = np.full(n.size, -1, dtype=np.int64)
-        for i, (task, lo, hi, fp) in enumerate(
-            zip(
-                c["task"].tolist(),
-                c["lo"].tolist(),
-                c["hi"].tolist(),
-                c["first_pass"].tolist(),
-                strict=True,
-            )
-        ):
-            if fp is None:
-                continue
-            if hi - lo + 1 == n[i]:
-                out[i] = fp - lo
-            else:
-                out[i] = self._one(
-                    f'SELECT count(*) FROM attempts WHERE {where} AND "task_id" = ? '
-                    'AND "attempt_index" < ?',
-                    (*args, task, fp),
-                )
-        return out
-
-    def _score(
-        self, task_ids: tuple[str, ...], where: str, args: tuple[Any, ...]
-    ) -> NDArray[np.float64]:
-        """Per task, the sum of score in row order (as the in-memory tally adds them)."""
-        position = {t: i for i, t in enumerate(task_ids)}
-        rows = self._all(f'SELECT "task_id", "score" FROM attempts WHERE {where} ORDER BY id', args)
-        pos = np.fromiter((position[t] for t, _ in rows), dtype=np.intp, count=len(rows))
-        score = np.fromiter((s for _, s in rows), dtype=np.float64, count=len(rows))
-        return np.asarray(np.bincount(pos, weights=score, minlength=len(task_ids)), np.float64)
 
     def _completion(self, run_id: str) -> Completion | None:
         if self.store.schema_version < 2 or not of_our_harness(self._conn, run_id):
