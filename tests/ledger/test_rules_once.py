@@ -65,7 +65,8 @@ def test_retry_of_one_value_per_row_is_that_value_and_read_only() -> None:
     ledger = _ledger()
     for value, expected in ((np.nan, 0), (2.0, 2)):
         retry = retry_of(_as(ledger, "retry", value, once=True))
-        assert retry.dtype == np.int64 and retry.tolist() == [expected] * len(ledger)
+        assert retry.dtype == np.int64
+        assert retry.tolist() == [expected] * len(ledger)
         assert retry.tolist() == retry_of(_as(ledger, "retry", value, once=False)).tolist()
 
 

@@ -50,7 +50,8 @@ def test_column_weights_give_the_whole_matrix_s_se_and_wilson_bounds_to_the_bit(
     assert clustered_se(values, weights).tobytes() == clustered_se(values, weights.full()).tobytes()
     held = wilson_task_interval(values, weights=weights, max_n=50.0)
     full = wilson_task_interval(values, weights=weights.full(), max_n=50.0)
-    assert held[0].tobytes() == full[0].tobytes() and held[1].tobytes() == full[1].tobytes()
+    assert held[0].tobytes() == full[0].tobytes()
+    assert held[1].tobytes() == full[1].tobytes()
 
 
 def test_column_weights_are_checked_as_a_matrix_is() -> None:

@@ -9,8 +9,8 @@ from functools import partial
 import numpy as np
 from numpy.typing import NDArray
 
-from trialbook._background import Background
 from trialbook.analysis._options import IntervalOptions
+from trialbook.background import Background
 from trialbook.stats import (
     BootstrapResult,
     ColumnWeights,

@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from trialbook._background import Background
 from trialbook.analysis._checks import CheckRate, check_rates
 from trialbook.analysis._estimate import metric_set
 from trialbook.analysis._failures import failures_of
@@ -38,6 +37,7 @@ from trialbook.analysis._results import (
     Weighting,
 )
 from trialbook.analysis._selection import SelectionSummary, selection_summary
+from trialbook.background import Background
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
 from trialbook.ledger import Ledger, RunTally, Tallies, TallyOfLedger, open_tallies
 from trialbook.stats import (

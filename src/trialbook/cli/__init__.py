@@ -83,7 +83,7 @@ def _reuse_freed_memory() -> None:
     fault and zeroing (on a VM whose host takes back guest memory, a host fault too: 2.7 ms per MB
     measured on the benchmark machine, a third of ``score big.db``'s time; docs/ledger.md). The
     console process is short-lived, so blocks up to 32 MB come from the heap and a free top of up to
-    512 MB stays, and the thread that draws the task bootstrap (``trialbook._background``) takes its
+    512 MB stays, and the thread that draws the task bootstrap (``trialbook.background``) takes its
     arrays from that heap too instead of an arena of new pages of its own.
     """
     import ctypes

@@ -81,7 +81,8 @@ def test_a_column_of_one_value_is_kept_once_and_reads_back_as_that_value_per_row
         assert spans[name][3] == np.dtype(spans[name][1]).itemsize
     with StoreTallies(db) as tallies:
         kept = tallies.rows("r")
-    assert kept.values["k_budget"].strides == (0,) and not kept.values["k_budget"].flags.writeable
+    assert kept.values["k_budget"].strides == (0,)
+    assert not kept.values["k_budget"].flags.writeable
     assert kept.values["k_budget"].tolist() == [3] * 12
     assert kept.text("system").tolist() == ["s"] * 12
     monkeypatch.setattr(StoreTallies, "_tally", lambda *_: pytest.fail("the SQL path was taken"))
@@ -112,7 +113,8 @@ def test_a_format_1_blob_of_an_older_store_still_reads(
         m.setattr(columns, "_same", lambda arr: False)
         import_files(db, [read_ledger(jsonl)])
     [(_, blob)] = _blobs(db)
-    assert blob[:4] == b"TBC1" and all(len(span) == 4 for span in _header(blob)["arrays"])
+    assert blob[:4] == b"TBC1"
+    assert all(len(span) == 4 for span in _header(blob)["arrays"])
     monkeypatch.setattr(StoreTallies, "_tally", lambda *_: pytest.fail("the SQL path was taken"))
     assert _doc(db) == _doc(jsonl)
 
@@ -179,7 +181,7 @@ def test_a_blob_of_other_rows_is_never_trusted(tmp_path: Path) -> None:
     # those the table says it keeps
     rows = _rows("a") + _rows("b", tasks=2)
     jsonl, db = _store(tmp_path, rows)
-    (a_id, a_blob), (b_id, b_blob) = _blobs(db)
+    (a_id, _a_blob), (_b_id, b_blob) = _blobs(db)
     _replace_blob(db, a_id, b_blob)
     with StoreTallies(db) as tallies:
         assert tallies._kept("a") is None
@@ -196,4 +198,5 @@ def test_a_kept_run_packed_again_keeps_its_columns_of_one_value(tmp_path: Path) 
     assert kept.codes["system"].strides == (0,)
     recorded = columns._recorded(kept)
     assert {"system", "k_budget", "cost", "tokens_in"} <= set(recorded)
-    assert "dataset_id" not in recorded and "score" not in recorded
+    assert "dataset_id" not in recorded
+    assert "score" not in recorded

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from trialbook._background import Background
+from trialbook.background import Background
 from trialbook.errors import LedgerError, Problem, TrialbookError
 from trialbook.ledger._fields import FIELDS
 from trialbook.ledger._provenance import Completion
