@@ -53,7 +53,9 @@ def _store(tmp_path: Path, rows: list[dict[str, Any]]) -> tuple[Path, Path]:
 def _blobs(db: Path) -> list[tuple[int, bytes]]:
     conn = sqlite3.connect(db)
     try:
-        return [(int(i), bytes(b)) for i, b in conn.execute("SELECT id, columns FROM attempt_columns")]
+        return [
+            (int(i), bytes(b)) for i, b in conn.execute("SELECT id, columns FROM attempt_columns")
+        ]
     finally:
         conn.close()
 
