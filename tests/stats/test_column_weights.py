@@ -62,3 +62,22 @@ def test_column_weights_are_checked_as_a_matrix_is() -> None:
         task_bootstrap(values, weights=ColumnWeights(columns=np.ones((3, 1)), of=np.array([0, 0])))
     with pytest.raises(ArgumentError, match="finite and > 0"):
         clustered_se(values, ColumnWeights(columns=np.zeros((4, 1)), of=np.array([0, 0])))
+
+
+@pytest.mark.parametrize("shape", [(1, 3), (7, 2), (4096, 5), (4097, 5), (10_000, 203), (9, 1)])
+def test_column_sums_a_block_of_rows_at_a_time_are_the_whole_matrix_s(
+    shape: tuple[int, int],
+) -> None:
+    # numpy adds the rows of a C-ordered (T, M >= 2) matrix one after another: a block's first row
+    # started from the blocks before gives the same additions (a (T, 1) matrix is summed whole)
+    from trialbook.stats._weights import chained_sums, weighted_sums
+
+    rng = np.random.default_rng(shape[0])
+    values = rng.random(shape) * 10.0 ** rng.integers(-8, 8, shape)
+    weights = rng.random((shape[0], 1)) + 0.5
+    whole = (weights * values).sum(axis=0)
+    assert weighted_sums(values, weights).tobytes() == whole.tobytes()
+    held = ColumnWeights(columns=weights, of=np.zeros(shape[1], dtype=np.intp))
+    assert weighted_sums(values, held).tobytes() == whole.tobytes()
+    squares = chained_sums(shape[0], shape[1], lambda a, b: values[a:b] ** 2)
+    assert squares.tobytes() == (values**2).sum(axis=0).tobytes()

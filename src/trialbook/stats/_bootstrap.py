@@ -27,7 +27,17 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trialbook.errors import ArgumentError
-from trialbook.stats._weights import ColumnWeights, Weights, distinct, scale, totals, weighted
+from trialbook.stats._weights import (
+    ColumnWeights,
+    Weights,
+    chained_sums,
+    distinct,
+    rows_of,
+    scale,
+    totals,
+    weighted,
+    weighted_sums,
+)
 
 __all__ = ["BootstrapResult", "CIMethod", "ColumnWeights", "clustered_se", "task_bootstrap"]
 
@@ -69,7 +79,7 @@ def _validate(
         v = v[:, None]
     if v.ndim != 2 or v.shape[0] < 1:
         raise ArgumentError(f"values must be a non-empty 1-D or 2-D array, got shape {v.shape}")
-    if not np.isfinite(v).all():
+    if v.size and not (np.isfinite(v.min()) and np.isfinite(v.max())):  # NaN, or an infinity
         raise ArgumentError("values must be finite (no NaN or infinity)")
     if weights is None:
         return v, np.ones((v.shape[0], 1))
@@ -104,11 +114,16 @@ def clustered_se(
     if t < 2:
         return np.full(v.shape[1], np.nan)
     total = totals(w)
-    # in place: one tasks x metrics temporary, the same numbers as (w * (v - mean)) ** 2
-    spread = v - weighted(v, w).sum(axis=0) / total
-    scale(spread, w)
-    spread **= 2
-    se: NDArray[np.float64] = np.sqrt(t / (t - 1) * spread.sum(axis=0)) / total
+    mean = weighted_sums(v, w) / total
+
+    def spread(start: int, stop: int) -> NDArray[np.float64]:
+        # in place, a block of tasks at a time: the same numbers as (w * (v - mean)) ** 2
+        part = v[start:stop] - mean
+        scale(part, rows_of(w, start, stop))
+        part **= 2
+        return part
+
+    se: NDArray[np.float64] = np.sqrt(t / (t - 1) * chained_sums(t, v.shape[1], spread)) / total
     return se
 
 
@@ -149,7 +164,7 @@ def task_bootstrap(
     profiles, counts = _distinct_rows(v, wcols)
     pv, pwd = profiles[:, :m], profiles[:, m:]
     pw = pwd[:, wmap]
-    estimate = weighted(v, w).sum(axis=0) / totals(w)
+    estimate = weighted_sums(v, w) / totals(w)
     rng = np.random.default_rng(seed)
     theta = np.empty((resamples, m))
     if len(profiles) * 4 <= t:

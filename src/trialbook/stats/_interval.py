@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialbook.errors import ArgumentError
 from trialbook.stats._bootstrap import _validate, clustered_se
-from trialbook.stats._weights import ColumnWeights, totals, weighted
+from trialbook.stats._weights import ColumnWeights, totals, weighted_sums
 
 __all__ = ["wilson_task_interval"]
 
@@ -43,9 +43,9 @@ def wilson_task_interval(
     from statistics import NormalDist
 
     v, w = _validate(values, weights)
-    if ((v < 0) | (v > 1)).any():
+    if v.size and (v.min() < 0 or v.max() > 1):  # finite, checked above
         raise ArgumentError("values must lie in 0..1 (per-task rates)", argument="values")
-    m = weighted(v, w).sum(axis=0) / totals(w)
+    m = weighted_sums(v, w) / totals(w)
     se = clustered_se(v, w if weights is not None else None)
     tasks = (totals(w) ** 2) / totals(w, power=2)  # Kish's effective number of tasks
     tasks = np.broadcast_to(tasks, m.shape)

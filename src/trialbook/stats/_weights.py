@@ -10,11 +10,16 @@ numbers, to the bit, as the same operations on the whole (T, M) matrix in C orde
 * a sum over tasks of a (T, M) matrix adds each column's tasks one after another (numpy reduces the
   slow axis of a C-ordered array row by row), unlike the pairwise sum of one column on its own, so
   a weight column's total is taken in that order too (``np.cumsum``'s last element).
+
+The same order lets a column sum of a (T, M >= 2) product be taken a block of rows at a time
+(:func:`chained_sums`): each block's first row starts from the total of the blocks before it, so
+the additions are the whole matrix's, one after another, and no (T, M) product is ever held (160
+MB at 100,000 tasks and k up to 100). A (T, 1) matrix is summed pairwise and whole, as numpy does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +28,8 @@ from numpy.typing import NDArray
 from trialbook.errors import ArgumentError
 
 __all__ = ["ColumnWeights"]
+
+_BLOCK_ROWS = 4096  # rows of a (T, M) product made at once by chained_sums
 
 
 @dataclass(frozen=True)
@@ -119,3 +126,38 @@ def distinct(w: ColumnWeights) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
             kept.append(k)
         wmap[j] = index[key[k]]
     return w.columns[:, kept], wmap
+
+
+def rows_of(w: Weights, start: int, stop: int) -> Weights:
+    """The weights of tasks ``start:stop`` (a (T, 1) or (T, M) array, or ColumnWeights)."""
+    if isinstance(w, ColumnWeights):
+        return ColumnWeights(columns=w.columns[start:stop], of=w.of)
+    return w[start:stop]
+
+
+def chained_sums(
+    rows: int, cols: int, block: Callable[[int, int], NDArray[np.float64]]
+) -> NDArray[np.float64]:
+    """``M.sum(axis=0)`` of the (rows, cols) C-ordered matrix whose rows ``start:stop`` are
+    ``block(start, stop)`` (a new array the sum may change), to the bit, holding one block at a
+    time when ``cols >= 2``."""
+    if cols < 2 or rows <= _BLOCK_ROWS:
+        whole: NDArray[np.float64] = block(0, rows).sum(axis=0)
+        return whole
+    total: NDArray[np.float64] | None = None
+    for start in range(0, rows, _BLOCK_ROWS):
+        part = block(start, min(rows, start + _BLOCK_ROWS))
+        if total is not None:
+            part[0] += total  # the running total, then this block's rows one after another
+        total = part.sum(axis=0)
+    assert total is not None
+    return total
+
+
+def weighted_sums(values: NDArray[np.float64], w: Weights) -> NDArray[np.float64]:
+    """``(w * values).sum(axis=0)``, to the bit, without the (T, M) product."""
+    return chained_sums(
+        values.shape[0],
+        values.shape[1],
+        lambda start, stop: weighted(values[start:stop], rows_of(w, start, stop)),
+    )
