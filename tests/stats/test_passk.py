@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from trialbook.errors import ArgumentError, InsufficientAttemptsError
-from trialbook.stats import pass_at_k, pass_hat_k, pass_k_steps
+from trialbook.stats import pass_at_k, pass_hat_k, pass_k_matrix, pass_k_steps
 
 
 def test_pass_at_k_single_vectors(vectors: dict[str, Any]) -> None:
@@ -155,3 +155,21 @@ def test_monotone_in_k_and_ordered_after_averaging(data: tuple[int, list[int]]) 
         assert at >= prev_at
         assert hat <= prev_hat
         prev_at, prev_hat = at, hat
+
+
+def test_pass_k_matrix_written_into_given_arrays_is_the_same_values() -> None:
+    # out= writes each task's values into views of a larger matrix (the scorecard's), the
+    # same numbers as the arrays it returns without out=
+    rng = np.random.default_rng(3)
+    n = rng.integers(5, 9, 40)
+    c = rng.integers(0, 6, 40).clip(max=n)
+    ks = [1, 3, 5]
+    at, hat = pass_k_matrix(n, c, ks)
+    whole = np.full((40, 2 * len(ks) + 2), -1.0)
+    got = pass_k_matrix(n, c, ks, out=(whole[:, :3], whole[:, 3:6]))
+    assert np.array_equal(whole[:, :3], at)
+    assert np.array_equal(whole[:, 3:6], hat)
+    assert got[0].base is whole
+    assert (whole[:, 6:] == -1.0).all()  # nothing written beside them
+    with pytest.raises(ArgumentError, match="out must be two float64 arrays"):
+        pass_k_matrix(n, c, ks, out=(whole[:, :2], whole[:, 3:6]))

@@ -77,7 +77,7 @@ def metric_set(
         se = clustered_se(values, weights)
         bounds = (
             wilson_task_interval(
-                values, weights=weights, confidence=options.confidence, max_n=attempts
+                values, weights=weights, confidence=options.confidence, max_n=attempts, se=se
             )
             if options.method == "wilson"
             else None

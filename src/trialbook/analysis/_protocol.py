@@ -27,6 +27,7 @@ __all__ = [
     "protocol_columns",
     "protocol_label",
     "protocol_metrics",
+    "protocol_names",
     "protocol_notes",
     "refuse_dependent",
     "side_metric",
@@ -130,23 +131,30 @@ def protocol_columns(
     return rank, (groups.count((selected == 1) & passed) > 0).astype(np.float64)
 
 
+def protocol_names(protocol: str | None, ks: Sequence[int]) -> list[str]:
+    """The per-task figures the run's protocol gives meaning to: pass@k and pass^k of independent
+    attempts; success within k rounds of a repair run (a pass among the task's first k rounds;
+    pass^k has no meaning there); none for a human-selected run (its one figure is the delivered
+    success of the picked attempts, from the selection view)."""
+    if protocol == "repair":
+        return [f"within@{k}" for k in ks]
+    if protocol == "human-selected":
+        return []
+    return [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks]
+
+
 def protocol_metrics(
     protocol: str | None,
     ks: Sequence[int],
     n: NDArray[np.int64],
     c: NDArray[np.int64],
     before_first_pass: NDArray[np.int64],
-) -> tuple[list[str], list[NDArray[np.float64]]]:
-    """The per-task figures the run's protocol gives meaning to, and their names: pass@k and
-    pass^k of independent attempts; success within k rounds of a repair run (a pass among the
-    task's first k rounds; pass^k has no meaning there); none for a human-selected run (its one
-    figure is the delivered success of the picked attempts, from the selection view). The figures
-    come as blocks of columns (tasks x figures), in the names' order, for the caller to place
-    (at 10,000 tasks and k up to 100, each block is 8 MB: no copy of both side by side)."""
+    out: NDArray[np.float64],
+) -> None:
+    """Write each task's :func:`protocol_names` figures into ``out`` (tasks x figures, a view of
+    the scorecard's matrix: no matrix of them is made beside it)."""
     if protocol == "repair":
-        within = [(before_first_pass >= 0) & (before_first_pass < k) for k in ks]
-        return [f"within@{k}" for k in ks], [np.column_stack(within).astype(np.float64)]
-    if protocol == "human-selected":
-        return [], []
-    at, hat = pass_k_matrix(n, c, ks)
-    return [f"pass@{k}" for k in ks] + [f"pass^{k}" for k in ks], [at, hat]
+        for j, k in enumerate(ks):
+            out[:, j] = (before_first_pass >= 0) & (before_first_pass < k)
+    elif protocol != "human-selected":
+        pass_k_matrix(n, c, ks, out=(out[:, : len(ks)], out[:, len(ks) :]))

@@ -27,7 +27,12 @@ from trialbook.analysis._failures import failures_of
 from trialbook.analysis._faults import fault_note, fault_strata, fault_table, fault_task_mask
 from trialbook.analysis._kept import Kept
 from trialbook.analysis._options import IntervalOptions
-from trialbook.analysis._protocol import independent, protocol_metrics, protocol_notes
+from trialbook.analysis._protocol import (
+    independent,
+    protocol_metrics,
+    protocol_names,
+    protocol_notes,
+)
 from trialbook.analysis._results import (
     AcrossRuns,
     RunScore,
@@ -230,7 +235,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
         weights = weight_col
 
     protocol = tally.protocol
-    names, blocks = protocol_metrics(protocol, ks, n, c, tally.before_first_pass)
+    names = protocol_names(protocol, ks)
     notes.extend(protocol_notes(protocol))
     # one resample set for every figure: the metrics (task weights), the pooled attempt rate (c/n
     # weighted by n, i.e. sum c / sum n) and the first-attempt rate (equal weights), filled in
@@ -238,11 +243,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
     # distinct column)
     m = len(names)
     joint_values = np.empty((t, m + 2))
-    at = 0
-    for block in blocks:
-        joint_values[:, at : at + block.shape[1]] = block
-        at += block.shape[1]
-    del blocks
+    protocol_metrics(protocol, ks, n, c, tally.before_first_pass, out=joint_values[:, :m])
     joint_values[:, m], joint_values[:, m + 1], values = c / n, first_pass, joint_values[:, :m]
     # the metrics weighted alike (by the declared weights, or equally), the pooled rate by n
     joint_weights = ColumnWeights(

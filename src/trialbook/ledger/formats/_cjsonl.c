@@ -265,19 +265,21 @@ static int parse_double(const char *s, const char *e, int is_int, double *out) {
     char *text = small;
     size_t n = (size_t)(e - s);
     if (n >= sizeof small) {
-        text = PyMem_Malloc(n + 1);
+        text = PyMem_RawMalloc(n + 1); /* parse_all runs without the GIL */
         if (text == NULL) return 0;
     }
     memcpy(text, s, n);
     text[n] = '\0';
     char *stop = NULL;
+    /* Python's correctly rounded, locale-free conversion, under the GIL for the moment it takes
+       (a rare path: most numbers take the exact one above) */
+    PyGILState_STATE gil = PyGILState_Ensure();
     double v = PyOS_string_to_double(text, &stop, NULL);
     int good = !(v == -1.0 && PyErr_Occurred()) && stop == text + n;
-    if (text != small) PyMem_Free(text);
-    if (!good) {
-        PyErr_Clear();
-        return 0;
-    }
+    if (!good) PyErr_Clear();
+    PyGILState_Release(gil);
+    if (text != small) PyMem_RawFree(text);
+    if (!good) return 0;
     if (!isfinite(v)) return 0;
     *out = v;
     return 1;
@@ -533,7 +535,12 @@ static PyObject *parse(PyObject *self, PyObject *args) {
         goto done;
     }
     strings_ready = 1;
-    int64_t rows = parse_all(&sc, &st, data.buf, (int64_t)data.len, max_rows, lines.buf);
+    int64_t rows;
+    /* the buffers are held (Py_buffer) and parse_all touches no Python object but through the
+       GIL it takes back: another thread runs meanwhile (the next chunk is read while one parses) */
+    Py_BEGIN_ALLOW_THREADS
+    rows = parse_all(&sc, &st, data.buf, (int64_t)data.len, max_rows, lines.buf);
+    Py_END_ALLOW_THREADS
     if (rows == NO_MEMORY) {
         PyErr_NoMemory();
     } else if (rows == DECLINE) {
@@ -568,10 +575,12 @@ static PyObject *count_lines(PyObject *self, PyObject *arg) {
     if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0) return NULL;
     const char *p = data.buf, *end = p + data.len;
     long long n = 1;
+    Py_BEGIN_ALLOW_THREADS
     while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
         n++;
         p++;
     }
+    Py_END_ALLOW_THREADS
     PyBuffer_Release(&data);
     return PyLong_FromLongLong(n);
 }

@@ -15,10 +15,12 @@ reads it: every problem named with its line, nothing scored, the same messages a
 from __future__ import annotations
 
 import codecs
+import contextlib
 import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator
 from pathlib import Path
 
+from trialbook.background import Background
 from trialbook.errors import ArgumentError
 from trialbook.ledger._fold import FileFold
 from trialbook.ledger._table import Ledger
@@ -35,7 +37,7 @@ CSV_CHUNK_BYTES = 8 << 20
 of a 32 MiB chunk held 430 MB at 1,000,000 rows where 8 MiB chunks hold 270 MB (and read faster)."""
 
 
-def chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[memoryview]:
+def chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Generator[memoryview, None, None]:
     """The file in pieces of whole lines (each ends at a newline, but perhaps the last), a byte
     order mark at the start left out.
 
@@ -78,14 +80,39 @@ def _jsonl_chunk(data: memoryview, source: str) -> Ledger | None:
     return fast
 
 
+def _parsed(path: Path, source: str, chunk_bytes: int) -> Iterator[tuple[Ledger | None, int]]:
+    """Each chunk that holds a row, read by the fast readers (None where they decline), with its
+    length; the next chunk is read and parsed on a second thread while the caller folds this one
+    (the C reader parses without the interpreter's lock). A chunk's Ledger holds no view of the
+    buffer the pieces share, so the next piece may overwrite it."""
+    pieces = chunks(path, chunk_bytes)  # a generator: closed below, after the read ahead
+
+    def next_chunk() -> tuple[Ledger | None, int] | None:
+        for data in pieces:
+            if _SOMETHING.search(data):  # blank lines hold no row
+                return _jsonl_chunk(data, source), len(data)
+        return None
+
+    ahead = Background(next_chunk)
+    try:
+        while (item := ahead.result()) is not None:
+            ahead = Background(next_chunk)
+            yield item
+    finally:
+        # a caller that stops early (a chunk declined, a rule across chunks broken, or its own
+        # error, which must be the one raised) leaves one chunk read ahead: waited for, so that
+        # the file is closed after it, and dropped with whatever it raised; the whole read that
+        # follows a decline reads that chunk again and names any problem in it
+        with contextlib.suppress(Exception):
+            ahead.result()
+        pieces.close()
+
+
 def _fold_jsonl(path: Path, fold: FileFold, chunk_bytes: int) -> bool:
-    for data in chunks(path, chunk_bytes):
-        if not _SOMETHING.search(data):
-            continue  # blank lines hold no row
-        chunk = _jsonl_chunk(data, fold.source)
+    for chunk, size in _parsed(path, fold.source, chunk_bytes):
         if chunk is None or chunk.recorded("not_recorded"):
             return False
-        fold.fold(chunk, len(data))
+        fold.fold(chunk, size)
         if fold.broken:
             return False
     return True

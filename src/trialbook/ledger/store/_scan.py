@@ -89,9 +89,9 @@ class StoreTallies:
             columns = {r[1]: r for r in conn.execute("PRAGMA table_info(attempts)")}
             self._present = {f.name for f in FIELDS} & set(columns)
             self._unknown = sorted(set(columns) - self._present - {"id"})
-            self._trusted = own_schema(conn, version)
+            self._version = version
+            self._trusted: bool | None = None  # own_schema, asked only by the SQL tally
             self._unique = unique_key(conn)
-            self._doubts = row_doubts(self._present, self._trusted)
             if conn.execute("SELECT 1 FROM attempts LIMIT 1").fetchone() is None:
                 raise LedgerError([Problem(0, "the ledger holds no attempts", self._path)])
             # a row without its run: the whole file is read the precise way, which names it
@@ -382,7 +382,11 @@ class StoreTallies:
             return {}
         if not isinstance(first[0], int) or not 1 <= first[0] < 1 << WIDTH:
             raise _Doubt  # a budget of 4096 or more (or none) is read the precise way
-        doubts = [self._doubts] + [
+        # the row rules the schema's constraints do not hold (all of them in a table another tool
+        # made); asked only here: the kept columns never need it (27 ms of migrations in memory)
+        if self._trusted is None:
+            self._trusted = own_schema(self._conn, self._version)
+        doubts = [row_doubts(present, self._trusted)] + [
             f"{quoted(n)} IS NOT {literal(v)}"
             for n, v in zip(RUN_CONSTANT, first, strict=True)
             if n in present
