@@ -5,7 +5,8 @@ and a run's rules are checked while it is tallied."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Generic, TypeVar, cast
 
 __all__ = ["Background"]
@@ -33,3 +34,13 @@ class Background(Generic[_T]):
         if self._error is not None:
             raise self._error
         return cast(_T, self._value)
+
+    @contextmanager
+    def first(self) -> Iterator[None]:
+        """Work done beside the call: should it raise, the call is waited for and its own error,
+        if it has one, is raised instead (the error that came first when the call ran first)."""
+        try:
+            yield
+        except BaseException:
+            self.result()
+            raise

@@ -29,3 +29,15 @@ def test_the_bootstrap_s_error_comes_first_as_when_it_ran_first() -> None:
     ok = SimpleNamespace(method="wilson", confidence=0.95, resamples=50, seed=0)
     with pytest.raises(ArgumentError, match=r"values must lie in 0\.\.1"):
         metric_set(values, ["m"], None, ok, 3.0)  # type: ignore[arg-type]
+
+
+def test_work_beside_a_call_that_failed_first_raises_the_call_s_error() -> None:
+    def fails() -> None:
+        raise KeyError("the call's")
+
+    with pytest.raises(KeyError, match="the call's"), Background(fails).first():
+        raise ValueError("the work's")
+    with pytest.raises(ValueError, match="the work's"), Background(sum, [1]).first():
+        raise ValueError("the work's")
+    with Background(sum, [1]).first():
+        pass  # nothing raised: nothing waited for

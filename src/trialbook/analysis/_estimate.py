@@ -73,7 +73,7 @@ def metric_set(
             interval=options.method != "wilson",  # Wilson's bounds replace the resamples' below
         )
     )
-    try:
+    with drawing.first():
         se = clustered_se(values, weights)
         bounds = (
             wilson_task_interval(
@@ -82,9 +82,6 @@ def metric_set(
             if options.method == "wilson"
             else None
         )
-    except BaseException:
-        drawing.result()  # the bootstrap's own error comes first
-        raise
     boot = drawing.result()
     if bounds is not None:
         boot = replace(boot, ci_low=bounds[0], ci_high=bounds[1])

@@ -257,93 +257,96 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
     joint_set = Background(
         metric_set, joint_values, [*names, "pooled", "first"], joint_weights, options, outcomes
     )
-    selection, checks = _row_views(source, run_id, tally, options)
-    mean_score = None
-    if tally.score_rows:
-        if tally.score is not None:
-            per_task_score = tally.score / n
-            scored, _ = metric_set(
-                per_task_score[:, None], ["mean_score"], weights, options, float(n.sum())
-            )
-            mean_score = scored["mean_score"]
-        else:
-            notes.append(
-                f"partial credit ('score') recorded on {tally.score_rows} of {rows} attempts: "
-                "no mean score (a missing score is not a 0)"
-            )
+    with joint_set.first():  # an error of the bootstrap, called first before, still comes first
+        selection, checks = _row_views(source, run_id, tally, options)
+        mean_score = None
+        if tally.score_rows:
+            if tally.score is not None:
+                per_task_score = tally.score / n
+                scored, _ = metric_set(
+                    per_task_score[:, None], ["mean_score"], weights, options, float(n.sum())
+                )
+                mean_score = scored["mean_score"]
+            else:
+                notes.append(
+                    f"partial credit ('score') recorded on {tally.score_rows} of {rows} attempts: "
+                    "no mean score (a missing score is not a 0)"
+                )
 
-    strata: list[StratumScore] = []
-    if names and any(name is not None for name in strata_of_task):
-        # tasks without a stratum first, then the strata in order of first appearance
-        stratum_col = np.array([name or "(none)" for name in strata_of_task], dtype=object)
-        order = (["(none)"] if None in strata_of_task else []) + list(tally.strata)
-        for name in order:
-            sel = stratum_col == name
-            stratum_metrics, _ = metric_set(
-                values[sel],
-                names,
-                None if weights is None else weights[sel],
-                options,
-                float(n[sel].sum()),
-            )
-            strata.append(StratumScore(name, int(sel.sum()), int(n[sel].sum()), stratum_metrics))
-        small = [s.stratum for s in strata if s.tasks < FEW_TASKS]
-        if small:
-            notes.append(
-                f"too few tasks for a reliable interval in stratum(s) {', '.join(small)} "
-                f"(each below {FEW_TASKS} tasks)"
-            )
+        strata: list[StratumScore] = []
+        if names and any(name is not None for name in strata_of_task):
+            # tasks without a stratum first, then the strata in order of first appearance
+            stratum_col = np.array([name or "(none)" for name in strata_of_task], dtype=object)
+            order = (["(none)"] if None in strata_of_task else []) + list(tally.strata)
+            for name in order:
+                sel = stratum_col == name
+                stratum_metrics, _ = metric_set(
+                    values[sel],
+                    names,
+                    None if weights is None else weights[sel],
+                    options,
+                    float(n[sel].sum()),
+                )
+                strata.append(
+                    StratumScore(name, int(sel.sum()), int(n[sel].sum()), stratum_metrics)
+                )
+            small = [s.stratum for s in strata if s.tasks < FEW_TASKS]
+            if small:
+                notes.append(
+                    f"too few tasks for a reliable interval in stratum(s) {', '.join(small)} "
+                    f"(each below {FEW_TASKS} tasks)"
+                )
 
-    not_recorded = dict(tally.not_recorded)
-    # a task none of whose attempts recorded timed_out has no timeout count (not a 0)
-    timeouts: list[int | None] = [
-        None if "timed_out" in not_recorded and known == 0 else int(count)
-        for count, known in zip(
-            tally.timeouts.tolist(), tally.timeouts_recorded.tolist(), strict=True
+        not_recorded = dict(tally.not_recorded)
+        # a task none of whose attempts recorded timed_out has no timeout count (not a 0)
+        timeouts: list[int | None] = [
+            None if "timed_out" in not_recorded and known == 0 else int(count)
+            for count, known in zip(
+                tally.timeouts.tolist(), tally.timeouts_recorded.tolist(), strict=True
+            )
+        ]
+        task_scores = tuple(
+            TaskScore(
+                task_id=label,
+                stratum=stratum,
+                weight=None if math.isnan(wt) else wt,
+                attempts=ni,
+                passes=ci,
+                first_attempt_passed=bool(fp),
+                timeouts=to,
+                infra_errors=ie,
+            )
+            for label, stratum, wt, ni, ci, fp, to, ie in zip(
+                labels,
+                strata_of_task,
+                weight_col.tolist(),
+                n.tolist(),
+                c.tolist(),
+                first_pass.tolist(),
+                timeouts,
+                tally.infra_errors.tolist(),
+                strict=True,
+            )
         )
-    ]
-    task_scores = tuple(
-        TaskScore(
-            task_id=label,
-            stratum=stratum,
-            weight=None if math.isnan(wt) else wt,
-            attempts=ni,
-            passes=ci,
-            first_attempt_passed=bool(fp),
-            timeouts=to,
-            infra_errors=ie,
+        effort = effort_from_counts(
+            attempts=n,
+            before_first_pass=tally.before_first_pass,
+            timed_out=(tally.timed_out.total, tally.timed_out.rows),
+            infra_errors=tally.infra_rows,
+            helper_calls=(float(tally.helper_calls.total), tally.helper_calls.rows),
+            cache_hits=(float(tally.cache_hit.total), tally.cache_hit.rows),
+            tool_calls=(float(tally.tool_calls.total), tally.tool_calls.rows),
+            elapsed_s=tally.elapsed_s,
         )
-        for label, stratum, wt, ni, ci, fp, to, ie in zip(
-            labels,
-            strata_of_task,
-            weight_col.tolist(),
-            n.tolist(),
-            c.tolist(),
-            first_pass.tolist(),
-            timeouts,
-            tally.infra_errors.tolist(),
-            strict=True,
-        )
-    )
-    effort = effort_from_counts(
-        attempts=n,
-        before_first_pass=tally.before_first_pass,
-        timed_out=(tally.timed_out.total, tally.timed_out.rows),
-        infra_errors=tally.infra_rows,
-        helper_calls=(float(tally.helper_calls.total), tally.helper_calls.rows),
-        cache_hits=(float(tally.cache_hit.total), tally.cache_hit.rows),
-        tool_calls=(float(tally.tool_calls.total), tally.tool_calls.rows),
-        elapsed_s=tally.elapsed_s,
-    )
-    if "oracle_leak" in not_recorded:
-        share = (
-            ""
-            if not_recorded["oracle_leak"] == rows
-            else f" for {not_recorded['oracle_leak']} of {rows} attempts"
-        )
-        notes.append(
-            f"oracle leaks: not recorded by the source{share} (a leak there cannot be quarantined)"
-        )
+        if "oracle_leak" in not_recorded:
+            share = (
+                ""
+                if not_recorded["oracle_leak"] == rows
+                else f" for {not_recorded['oracle_leak']} of {rows} attempts"
+            )
+            notes.append(
+                f"oracle leaks: not recorded by the source{share} (a leak there cannot be quarantined)"
+            )
     joint, boot = joint_set.result()
     metrics = {name: joint[name] for name in names}
     if protocol == "human-selected" and selection is not None:
