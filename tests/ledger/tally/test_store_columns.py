@@ -142,3 +142,20 @@ def test_a_large_batch_is_kept_in_parts_and_read_back_whole(
     monkeypatch.setattr(StoreTallies, "_tally", lambda *_: pytest.fail("the SQL path was taken"))
     for run in ("r", "s"):
         assert _doc(db, run) == _doc(tmp_path / "l.jsonl", run)
+
+
+def test_a_run_kept_a_blob_per_attempt_is_read_from_its_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the harness writes each attempt on its own: 100 blobs of one row each cost more to read one
+    # by one than the rows themselves (store/_scan.py, _FEW_BLOBS and _ROWS_PER_BLOB)
+    import trialbook.ledger.store._scan as scan
+
+    rows = _rows("r", tasks=25, k=4)
+    db = tmp_path / "l.db"
+    with LedgerStore(db) as store:
+        store.create_run(RunRecord(run_id="r", k_budget=4))
+        for row in rows:
+            store.append([row])
+    monkeypatch.setattr(scan, "load_columns", lambda *_: pytest.fail("the blobs were read"))
+    assert _doc(db) == _doc(_jsonl(tmp_path / "l.jsonl", rows))
