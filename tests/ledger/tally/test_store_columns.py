@@ -39,6 +39,18 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
+def _appended(db: Path, rows: list[dict[str, Any]], *, singly: int) -> Path:
+    """Run 'r' of ``rows`` in a new store: the first ``singly`` appended one at a time, as the
+    harness writes them, the rest in one batch."""
+    with LedgerStore(db) as store:
+        store.create_run(RunRecord(run_id="r", k_budget=rows[0]["k_budget"]))
+        for row in rows[:singly]:
+            store.append([row])
+        if rows[singly:]:
+            store.append(rows[singly:])
+    return db
+
+
 def test_migration_7_keeps_a_schema_6_store_whole_and_new_writes_keep_their_columns(
     tmp_path: Path,
 ) -> None:
@@ -83,12 +95,7 @@ def test_a_run_written_in_many_batches_reads_as_its_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rows = _rows("r", tasks=5, k=4)
-    db = tmp_path / "l.db"
-    with LedgerStore(db) as store:
-        store.create_run(RunRecord(run_id="r", k_budget=4))
-        for row in rows[:7]:  # the harness writes one attempt at a time
-            store.append([row])
-        store.append(rows[7:])
+    db = _appended(tmp_path / "l.db", rows, singly=7)  # the harness writes one attempt at a time
     monkeypatch.setattr(StoreTallies, "_tally", lambda *_: pytest.fail("the SQL path was taken"))
     assert _doc(db) == _doc(_jsonl(tmp_path / "l.jsonl", rows))
 
@@ -152,10 +159,6 @@ def test_a_run_kept_a_blob_per_attempt_is_read_from_its_table(
     import trialbook.ledger.store._scan as scan
 
     rows = _rows("r", tasks=25, k=4)
-    db = tmp_path / "l.db"
-    with LedgerStore(db) as store:
-        store.create_run(RunRecord(run_id="r", k_budget=4))
-        for row in rows:
-            store.append([row])
+    db = _appended(tmp_path / "l.db", rows, singly=len(rows))
     monkeypatch.setattr(scan, "load_columns", lambda *_: pytest.fail("the blobs were read"))
     assert _doc(db) == _doc(_jsonl(tmp_path / "l.jsonl", rows))
