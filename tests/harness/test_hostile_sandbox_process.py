@@ -20,7 +20,7 @@ from tests.conftest import make_suite
 from tests.harness.test_run import TIERS, alive_with, run, unique_run_id, unique_seconds
 from trialbook.harness import RunOptions, run_suite
 from trialbook.harness._cgroup import available
-from trialbook.harness._process import sweep
+from trialbook.harness._sweep import sweep
 from trialbook.ledger import ledger_rows, read_ledger
 
 needs_cgroups = pytest.mark.skipif(

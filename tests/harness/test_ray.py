@@ -30,8 +30,8 @@ import pytest
 from tests.conftest import make_suite
 from trialbook.demo import SUITE_DIR, agent_material
 from trialbook.harness import RunOptions, Tally, run_suite
-from trialbook.harness._process import find_processes
 from trialbook.harness._spec import AttemptResult, AttemptSpec, Budget
+from trialbook.harness._sweep import find_processes
 from trialbook.ledger import LedgerStore
 from trialbook.suite import LOCK_NAME, freeze, load_suite, write_lock
 

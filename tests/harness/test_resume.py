@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import make_suite
 from tests.harness.test_run import TIERS, alive_with, unique_run_id, unique_seconds
-from trialbook.harness._process import find_processes
+from trialbook.harness._sweep import find_processes
 from trialbook.ledger import read_ledger
 
 TASKS = {f"t{i}": {"grader": "test -f done.txt"} for i in range(4)}

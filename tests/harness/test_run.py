@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from tests.conftest import ROOT, make_suite
 from trialbook.cli import main
 from trialbook.harness import RunOptions, run_suite
-from trialbook.harness._process import find_processes
 from trialbook.harness._sandbox import bwrap_problem
+from trialbook.harness._sweep import find_processes
 from trialbook.ledger import ledger_rows, read_ledger
 
 

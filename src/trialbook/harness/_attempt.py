@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import json
 import math
 import os
 import shutil
@@ -25,16 +26,10 @@ from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
 from trialbook.harness._feedback import FEEDBACK_VAR
 from trialbook.harness._fs import agent_filled_the_disk, free_bytes, remove_tree
-from trialbook.harness._process import (
-    NOT_STARTED,
-    TOKEN_VAR,
-    Captured,
-    Outcome,
-    not_started,
-    run_command,
-)
+from trialbook.harness._process import NOT_STARTED, Captured, Outcome, not_started, run_command
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
 from trialbook.harness._spec import AttemptResult, AttemptSpec
+from trialbook.harness._sweep import RELEASE_S, TOKEN_VAR
 from trialbook.harness._usage import USAGE_KEYS, read_usage
 from trialbook.harness._verdict import Verdict, read_verdict
 from trialbook.ledger import now
@@ -228,6 +223,11 @@ def _attempt(
     row["elapsed_s"] = round(agent.elapsed_s, 6)
     if agent.left_behind:
         notes.append(f"{agent.left_behind} process(es) the agent left behind were killed")
+    if agent.unreleased:
+        notes.append(
+            f"{agent.unreleased} killed process(es) of the agent were not yet reaped after "
+            f"{RELEASE_S:g} s: they count against the user's process limit"
+        )
     # From here on every path under attempt_dir is the agent's work: what it did to them is its
     # data (a problem in the row), never the harness's error.
     if not _is_dir(attempt_dir):  # the process tier: renamed, a symlink put in its place
@@ -396,6 +396,7 @@ def _sandboxed(
         workspace=sandbox.workspace,
         grace_s=grace_s,
         memory_mb=limits.memory_mb,
+        sandbox_init=info.child_pid,
     )
     if not info.started() and not outcome.cancelled:
         raise OSError(f"the {who}'s sandbox did not start: {_last_line(captured, f'{who}.stderr')}")
@@ -445,11 +446,14 @@ def _empty_folder() -> Path:
 
 
 class _InfoPipe:
-    """bwrap's --info-fd: it writes the child's pid once the sandbox is set up (bwrap tier only)."""
+    """bwrap's --info-fd: it writes the child's pid once the sandbox is set up (bwrap tier only).
+    That child is the sandbox's own init (pid 1 inside), whose pid namespace is empty once it has
+    exited."""
 
     def __init__(self, tier: Tier) -> None:
         self.read_fd: int | None = None
         self.write_fd: int | None = None
+        self._data: bytes | None = None
         if tier == "bwrap":
             self.read_fd, self.write_fd = os.pipe()
             os.set_blocking(self.read_fd, False)
@@ -458,15 +462,28 @@ class _InfoPipe:
     def pass_fds(self) -> tuple[int, ...]:
         return () if self.write_fd is None else (self.write_fd,)
 
+    def _read(self) -> bytes | None:
+        """What bwrap wrote (read once, then the pipe is closed); None for the process tier."""
+        if self.read_fd is not None:
+            try:
+                self._data = os.read(self.read_fd, 4096)
+            except BlockingIOError:
+                self._data = b""
+            finally:
+                os.close(self.read_fd)
+                self.read_fd = None
+        return self._data
+
     def started(self) -> bool:
-        """Whether the sandbox came up (always true for the process tier). Closes the pipe."""
-        if self.read_fd is None:
-            return True
+        """Whether the sandbox came up (always true for the process tier)."""
+        data = self._read()
+        return data is None or b"child-pid" in data
+
+    def child_pid(self) -> int | None:
+        """The sandbox's init, as bwrap reported it (None: the process tier, or it did not start)."""
         try:
-            data = os.read(self.read_fd, 4096)
-        except BlockingIOError:
-            data = b""
-        finally:
-            os.close(self.read_fd)
-            self.read_fd = None
-        return b"child-pid" in data
+            pid = json.loads(self._read() or b"null")
+        except ValueError:
+            return None
+        pid = pid.get("child-pid") if isinstance(pid, dict) else None
+        return pid if isinstance(pid, int) and pid > 1 else None

@@ -1,39 +1,36 @@
 """Starting a command, enforcing its wall-clock timeout, and leaving no process of it behind.
 
-Every process of an attempt carries ``TRIALBOOK_SANDBOX_TOKEN`` in its environment (inherited through
-forks and ``setsid``). When the command ends or its time is up, the harness finds the attempt's
-processes by that token (and, for ones that dropped their environment, by a working directory inside
-the workspace), stops them all with SIGSTOP so that none can fork again while the sweep runs, then
-kills them. On timeout they first get SIGTERM and a short grace.
+When the command ends or its time is up, the harness sweeps the attempt's processes
+(``trialbook.harness._sweep``: found by their token, stopped, killed; on timeout they first get
+SIGTERM and a short grace), and returns once the kernel has released every process it killed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import select
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from trialbook.harness._cancel import cancelled as _cancelled
 from trialbook.harness._cgroup import Cgroup
+from trialbook.harness._sweep import (
+    RELEASE_S,
+    TOKEN_VAR,
+    Signalled,
+    alive,
+    await_release,
+    find_processes,
+    signal_group,
+    sweep,
+)
 
-__all__ = [
-    "NOT_STARTED",
-    "TOKEN_VAR",
-    "Captured",
-    "Outcome",
-    "find_processes",
-    "not_started",
-    "run_command",
-    "sweep",
-]
+__all__ = ["NOT_STARTED", "Captured", "Outcome", "not_started", "run_command"]
 
-TOKEN_VAR = "TRIALBOOK_SANDBOX_TOKEN"
 _CANCEL_CHECK_S = 0.2
 
 
@@ -51,6 +48,10 @@ class Outcome:
     """The harness stopped it because the run was interrupted."""
     left_behind: int
     """Processes of the command still alive after it ended (killed by the sweep)."""
+    unreleased: int = 0
+    """Processes the harness killed that the kernel still held after ``RELEASE_S`` (zombies their
+    parent did not reap, or an init still emptying its pid namespace): they count against the
+    user's process limit until they are reaped."""
 
 
 class Captured:
@@ -110,175 +111,6 @@ class Captured:
         self.fds = {}
 
 
-def _read(path: str) -> bytes:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return os.read(fd, 1 << 20)
-    finally:
-        os.close(fd)
-
-
-def _children(pid: int) -> list[int]:
-    """Direct children of ``pid`` (every thread's), from /proc/PID/task/TID/children."""
-    out: list[int] = []
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tids:
-        try:
-            out += [int(x) for x in _read(f"/proc/{pid}/task/{tid}/children").split()]
-        except OSError:
-            continue
-    return out
-
-
-def _parent(pid: int) -> int:
-    stat = _read(f"/proc/{pid}/stat")
-    return int(stat[stat.rindex(b")") + 2 :].split()[1])
-
-
-_ANCESTRY: tuple[int, int, list[int]] = (0, 0, [])
-
-
-def _ancestry() -> list[int]:
-    """This process and its ancestors up to pid 1 (cached while this process and its parent stay)."""
-    global _ANCESTRY
-    me, ppid = os.getpid(), os.getppid()
-    if _ANCESTRY[:2] == (me, ppid):
-        return _ANCESTRY[2]
-    chain = [me]
-    while chain[-1] > 1:
-        try:
-            parent = _parent(chain[-1])
-        except (OSError, ValueError):
-            break
-        if parent <= 0:
-            break
-        chain.append(parent)
-    _ANCESTRY = (me, ppid, chain)
-    return chain
-
-
-_HAS_CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
-
-
-def _candidates() -> tuple[list[int], bool]:
-    """Pids that may belong to an attempt, and whether their subtrees must be walked.
-
-    An attempt's processes are descendants of the harness until their parent dies; an orphan is then
-    re-parented to the nearest ancestor that is a child subreaper, or to pid 1, which are all on the
-    harness's own ancestry. So the roots to look at are the direct children of the harness and of
-    its ancestors, a few dozen at most, not every process on the machine. Kernels without
-    /proc/PID/task/TID/children get the full scan.
-    """
-    if not _HAS_CHILDREN_FILES:
-        return [int(e.name) for e in os.scandir("/proc") if e.name.isdigit()], False
-    chain = _ancestry()
-    # Our own children were started from any of our threads: read every thread's list. An orphan
-    # re-parented to an ancestor lands on that ancestor's leading thread while it lives.
-    roots: set[int] = set(_children(chain[0]))
-    for pid in chain[1:]:
-        try:
-            roots.update(int(x) for x in _read(f"/proc/{pid}/task/{pid}/children").split())
-        except OSError:
-            continue
-    return sorted(roots - set(chain)), True
-
-
-def find_processes(token: str, workspace: Path | None = None, *, prefix: bool = False) -> list[int]:
-    """Pids of live processes whose environment carries ``token`` (or whose cwd is in ``workspace``,
-    an absolute path without symbolic links), with every descendant of such a process.
-
-    ``prefix``: match every token that starts with ``token`` (all attempts of a run: ``"RUN/"``).
-    """
-    needle = f"\0{TOKEN_VAR}={token}{'' if prefix else chr(0)}".encode()
-    root = str(workspace) if workspace is not None else None  # absolute and resolved by the caller
-    me = os.getpid()
-
-    def matches(pid: int) -> bool:
-        try:
-            if needle in b"\0" + _read(f"/proc/{pid}/environ"):
-                return True
-            if root is not None:
-                cwd = os.readlink(f"/proc/{pid}/cwd")
-                return cwd == root or cwd.startswith(root + "/")
-        except OSError:
-            pass  # gone, a zombie, or not ours to read
-        return False
-
-    candidates, walk = _candidates()
-    found: list[int] = []
-    seen: set[int] = {me}
-    stack = [p for p in candidates if p != me]
-    while stack:
-        pid = stack.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        if matches(pid):
-            found.append(pid)
-            if walk:  # a process of the attempt: all its descendants are too
-                for child in _all_descendants(pid, seen):
-                    seen.add(child)
-                    if _alive(child):
-                        found.append(child)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    """Running or stopped, not a zombie (nor gone)."""
-    try:
-        stat = _read(f"/proc/{pid}/stat")
-    except OSError:
-        return False
-    return stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] not in (b"Z", b"X")
-
-
-def _all_descendants(pid: int, seen: set[int]) -> list[int]:
-    out: list[int] = []
-    stack = _children(pid)
-    while stack:
-        child = stack.pop()
-        if child in seen or child in out:
-            continue
-        out.append(child)
-        stack += _children(child)
-    return out
-
-
-def sweep(
-    token: str, workspace: Path | None = None, sig: int = signal.SIGKILL, *, prefix: bool = False
-) -> int:
-    """Stop every process of ``token``, then send ``sig`` to them; returns how many there were.
-
-    SIGSTOP first, repeated until no new process appears, so a fork loop cannot outrun the sweep.
-    """
-    stopped: set[int] = set()
-    for _ in range(100):
-        fresh = [p for p in find_processes(token, workspace, prefix=prefix) if p not in stopped]
-        if not fresh:
-            break
-        for pid in fresh:
-            _signal(pid, signal.SIGSTOP)
-            stopped.add(pid)
-    for pid in stopped:
-        _signal(pid, sig)
-        if sig != signal.SIGKILL:
-            _signal(pid, signal.SIGCONT)
-    return len(stopped)
-
-
-def _signal(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, sig)
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
 def run_command(
     argv: Sequence[str],
     *,
@@ -292,6 +124,7 @@ def run_command(
     grace_s: float = 2.0,
     pass_fds: tuple[int, ...] = (),
     memory_mb: int = 8192,
+    sandbox_init: Callable[[], int | None] | None = None,
 ) -> Outcome:
     """Run ``argv`` in its own session; stop it at ``timeout_s`` or when the executor running this
     worker cancels it (``trialbook.harness._cancel``).
@@ -302,6 +135,11 @@ def run_command(
     command and closed here once it has started. Where cgroups can be made the command runs in its
     own (``trialbook.harness._cgroup``): at most ``PIDS_MAX`` processes and ``memory_mb`` in all,
     and whatever is in it at the end is left behind, however it hid from the sweep.
+
+    It returns once every process it killed is released (reaped, ``trialbook.harness._sweep``),
+    and the sandbox's own init, if ``sandbox_init`` names its pid once the command has ended (bwrap's,
+    whose pid namespace is empty once it has exited), has exited; ``Outcome.unreleased`` says what
+    was still held after ``RELEASE_S``.
     """
     if env.get(TOKEN_VAR) != token:
         raise ValueError(f"env must carry {TOKEN_VAR}={token}")
@@ -319,6 +157,7 @@ def run_command(
             workspace=workspace,
             grace_s=grace_s,
             pass_fds=pass_fds,
+            sandbox_init=sandbox_init,
         )
     finally:
         if cgroup is not None:
@@ -337,7 +176,7 @@ def _survivors(token: str, workspace: Path | None, cgroup: Cgroup | None) -> set
     while True:
         found = set(find_processes(token, workspace))
         if cgroup is not None:
-            found |= {p for p in cgroup.members() if _alive(p)}
+            found |= {p for p in cgroup.members() if alive(p)}
         if not found or time.monotonic() >= end:
             return found
         time.sleep(pause)
@@ -357,6 +196,7 @@ def _run(
     workspace: Path | None,
     grace_s: float,
     pass_fds: tuple[int, ...],
+    sandbox_init: Callable[[], int | None] | None,
 ) -> Outcome:
     start = time.monotonic()
     try:
@@ -403,42 +243,48 @@ def _run(
         if pidfd is not None:
             os.close(pidfd)
     elapsed = time.monotonic() - start
-    left_behind = 0
+    signalled = Signalled()
     if timed_out or cancelled:
-        _signal_group(proc.pid, signal.SIGTERM)
-        sweep(token, workspace, signal.SIGTERM)
+        signal_group(proc.pid, signal.SIGTERM)
+        sweep(token, workspace, signal.SIGTERM, signalled=signalled)
         grace_end = time.monotonic() + grace_s
         while time.monotonic() < grace_end and (
             proc.poll() is None or find_processes(token, workspace)
         ):
             time.sleep(0.02)
-        _signal_group(proc.pid, signal.SIGKILL)
-        sweep(token, workspace, signal.SIGKILL)
+        signal_group(proc.pid, signal.SIGKILL)
+        sweep(token, workspace, signal.SIGKILL, signalled=signalled)
         if cgroup is not None:
+            signalled.add(cgroup.members())
             cgroup.kill()
         proc.wait()
         code = None
     else:
         # Count every process still there (its group's, escaped ones, the cgroup's), kill them.
         survivors = _survivors(token, workspace, cgroup)
-        swept = sweep(token, workspace, signal.SIGKILL) if survivors else 0
-        left_behind = max(len(survivors), swept)
-        _signal_group(proc.pid, signal.SIGKILL)
+        if survivors:
+            signalled.add(survivors)
+            sweep(token, workspace, signal.SIGKILL, signalled=signalled)
+        signal_group(proc.pid, signal.SIGKILL)
         if cgroup is not None and survivors:
             cgroup.kill()
-    if timed_out or cancelled or left_behind:
+    if timed_out or cancelled or signalled.live:
         # What was killed is gone before we return: no process of the token may be left.
         for _ in range(500):
             if not find_processes(token, workspace):
                 break
-            sweep(token, workspace, signal.SIGKILL)
+            sweep(token, workspace, signal.SIGKILL, signalled=signalled)
             time.sleep(0.01)
+    init = sandbox_init() if sandbox_init is not None else None
+    held = signalled.live or signalled.zombies or init is not None
     return Outcome(
         exit_code=code,
         elapsed_s=elapsed,
         timed_out=timed_out,
         cancelled=cancelled,
-        left_behind=left_behind,
+        # every process found after the command ended, however many sweeps it took to find them
+        left_behind=0 if timed_out or cancelled else len(signalled.live),
+        unreleased=await_release(signalled, [init] if init else [], RELEASE_S) if held else 0,
     )
 
 

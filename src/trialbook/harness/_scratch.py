@@ -15,8 +15,8 @@ from pathlib import Path
 
 from trialbook.harness._cgroup import clean_stale
 from trialbook.harness._fs import remove_tree
-from trialbook.harness._process import sweep
 from trialbook.harness._stamp import is_dead, stamp
+from trialbook.harness._sweep import sweep
 
 __all__ = [
     "clean_stale_runs",

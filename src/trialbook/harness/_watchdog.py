@@ -18,7 +18,7 @@ from pathlib import Path
 
 from trialbook.harness._cgroup import clean_stale
 from trialbook.harness._fs import remove_tree
-from trialbook.harness._process import find_processes, sweep
+from trialbook.harness._sweep import find_processes, sweep
 
 
 def main(argv: list[str]) -> int:
