@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import json
 import math
 import os
 import shutil
@@ -384,21 +383,24 @@ def _sandboxed(
 ) -> Outcome:
     """Run the agent's or the grader's command in the tier; OSError if the sandbox did not start."""
     info = _InfoPipe(tier)
-    outcome = run_command(
-        wrap(tier, command, sandbox, env, limits, info_fd=info.write_fd),
-        pass_fds=info.pass_fds,
-        cwd=sandbox.workspace,
-        env=env,
-        timeout_s=timeout_s,
-        stdout=captured.fds[f"{who}.stdout"],
-        stderr=captured.fds[f"{who}.stderr"],
-        token=token,
-        workspace=sandbox.workspace,
-        grace_s=grace_s,
-        memory_mb=limits.memory_mb,
-        sandbox_init=info.child_pid,
-    )
-    if not info.started() and not outcome.cancelled:
+    try:
+        outcome = run_command(
+            wrap(tier, command, sandbox, env, limits, info_fd=info.write_fd),
+            pass_fds=info.pass_fds,
+            cwd=sandbox.workspace,
+            env=env,
+            timeout_s=timeout_s,
+            stdout=captured.fds[f"{who}.stdout"],
+            stderr=captured.fds[f"{who}.stderr"],
+            token=token,
+            workspace=sandbox.workspace,
+            grace_s=grace_s,
+            memory_mb=limits.memory_mb,
+            info_fd=info.read_fd,
+        )
+    finally:
+        info.close()
+    if not info.started(outcome) and not outcome.cancelled:
         raise OSError(f"the {who}'s sandbox did not start: {_last_line(captured, f'{who}.stderr')}")
     return outcome
 
@@ -446,14 +448,12 @@ def _empty_folder() -> Path:
 
 
 class _InfoPipe:
-    """bwrap's --info-fd: it writes the child's pid once the sandbox is set up (bwrap tier only).
-    That child is the sandbox's own init (pid 1 inside), whose pid namespace is empty once it has
-    exited."""
+    """bwrap's --info-fd: it writes the child's pid once the sandbox is set up (bwrap tier only);
+    ``run_command`` reads it."""
 
     def __init__(self, tier: Tier) -> None:
         self.read_fd: int | None = None
         self.write_fd: int | None = None
-        self._data: bytes | None = None
         if tier == "bwrap":
             self.read_fd, self.write_fd = os.pipe()
             os.set_blocking(self.read_fd, False)
@@ -462,28 +462,11 @@ class _InfoPipe:
     def pass_fds(self) -> tuple[int, ...]:
         return () if self.write_fd is None else (self.write_fd,)
 
-    def _read(self) -> bytes | None:
-        """What bwrap wrote (read once, then the pipe is closed); None for the process tier."""
-        if self.read_fd is not None:
-            try:
-                self._data = os.read(self.read_fd, 4096)
-            except BlockingIOError:
-                self._data = b""
-            finally:
-                os.close(self.read_fd)
-                self.read_fd = None
-        return self._data
-
-    def started(self) -> bool:
+    def started(self, outcome: Outcome) -> bool:
         """Whether the sandbox came up (always true for the process tier)."""
-        data = self._read()
-        return data is None or b"child-pid" in data
+        return self.write_fd is None or b"child-pid" in outcome.sandbox_info
 
-    def child_pid(self) -> int | None:
-        """The sandbox's init, as bwrap reported it (None: the process tier, or it did not start)."""
-        try:
-            pid = json.loads(self._read() or b"null")
-        except ValueError:
-            return None
-        pid = pid.get("child-pid") if isinstance(pid, dict) else None
-        return pid if isinstance(pid, int) and pid > 1 else None
+    def close(self) -> None:
+        if self.read_fd is not None:
+            os.close(self.read_fd)
+            self.read_fd = None

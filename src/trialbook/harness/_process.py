@@ -7,12 +7,13 @@ SIGTERM and a short grace), and returns once the kernel has released every proce
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from trialbook.harness._sweep import (
     alive,
     await_release,
     find_processes,
+    process_stat,
     signal_group,
     sweep,
 )
@@ -52,6 +54,8 @@ class Outcome:
     """Processes the harness killed that the kernel still held after ``RELEASE_S`` (zombies their
     parent did not reap, or an init still emptying its pid namespace): they count against the
     user's process limit until they are reaped."""
+    sandbox_info: bytes = b""
+    """What the sandbox wrote on ``info_fd`` (bwrap's JSON naming its child's pid)."""
 
 
 class Captured:
@@ -124,7 +128,7 @@ def run_command(
     grace_s: float = 2.0,
     pass_fds: tuple[int, ...] = (),
     memory_mb: int = 8192,
-    sandbox_init: Callable[[], int | None] | None = None,
+    info_fd: int | None = None,
 ) -> Outcome:
     """Run ``argv`` in its own session; stop it at ``timeout_s`` or when the executor running this
     worker cancels it (``trialbook.harness._cancel``).
@@ -136,10 +140,14 @@ def run_command(
     own (``trialbook.harness._cgroup``): at most ``PIDS_MAX`` processes and ``memory_mb`` in all,
     and whatever is in it at the end is left behind, however it hid from the sweep.
 
-    It returns once every process it killed is released (reaped, ``trialbook.harness._sweep``),
-    and the sandbox's own init, if ``sandbox_init`` names its pid once the command has ended (bwrap's,
-    whose pid namespace is empty once it has exited), has exited; ``Outcome.unreleased`` says what
-    was still held after ``RELEASE_S``.
+    ``info_fd``: the (non-blocking) read end of bwrap's ``--info-fd``, read while the command runs
+    (``Outcome.sandbox_info``); the caller closes it. bwrap names there its child, the sandbox's own
+    init (pid 1 inside), which is known by its start time as soon as it is named, while it certainly
+    lives: a pid looked up after the command ended may be another process's by then.
+
+    It returns once every process it killed is released (reaped, ``trialbook.harness._sweep``) and
+    the sandbox's init has exited (its pid namespace is empty then); ``Outcome.unreleased`` says what
+    was still held after ``RELEASE_S``. A cancelled command does not wait: the run is ending.
     """
     if env.get(TOKEN_VAR) != token:
         raise ValueError(f"env must carry {TOKEN_VAR}={token}")
@@ -157,7 +165,7 @@ def run_command(
             workspace=workspace,
             grace_s=grace_s,
             pass_fds=pass_fds,
-            sandbox_init=sandbox_init,
+            info=_SandboxInfo(info_fd),
         )
     finally:
         if cgroup is not None:
@@ -196,7 +204,7 @@ def _run(
     workspace: Path | None,
     grace_s: float,
     pass_fds: tuple[int, ...],
-    sandbox_init: Callable[[], int | None] | None,
+    info: _SandboxInfo,
 ) -> Outcome:
     start = time.monotonic()
     try:
@@ -234,9 +242,12 @@ def _run(
                 # at the cancel scope a few times a second.
                 wait = min(_CANCEL_CHECK_S, deadline - now)
                 if pidfd is not None:
-                    select.select([pidfd], [], [], wait)
+                    ready = select.select([pidfd, *info.waiting()], [], [], wait)[0]
+                    if info.fd in ready:
+                        info.read()
                 else:
                     time.sleep(min(wait, 0.01))
+                    info.read()
                 continue
             break
     finally:
@@ -275,8 +286,8 @@ def _run(
                 break
             sweep(token, workspace, signal.SIGKILL, signalled=signalled)
             time.sleep(0.01)
-    init = sandbox_init() if sandbox_init is not None else None
-    held = signalled.live or signalled.zombies or init is not None
+    info.read()
+    held = signalled.live or signalled.zombies or info.init
     return Outcome(
         exit_code=code,
         elapsed_s=elapsed,
@@ -284,8 +295,46 @@ def _run(
         cancelled=cancelled,
         # every process found after the command ended, however many sweeps it took to find them
         left_behind=0 if timed_out or cancelled else len(signalled.live),
-        unreleased=await_release(signalled, [init] if init else [], RELEASE_S) if held else 0,
+        unreleased=await_release(signalled, info.init, RELEASE_S) if held and not cancelled else 0,
+        sandbox_info=info.data,
     )
+
+
+class _SandboxInfo:
+    """What bwrap writes on its ``--info-fd`` (``{"child-pid": N, ...}``), read as it comes."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+        self.data = b""
+        self.init: dict[int, bytes] = {}
+        """The sandbox's init, by pid and start time, once named."""
+        self._done = fd is None
+
+    def waiting(self) -> list[int]:
+        """The descriptor to wait on while there is more to read."""
+        return [] if self._done or self.fd is None else [self.fd]
+
+    def read(self) -> None:
+        """Take what is there (never blocks); once the JSON is whole, look its child up."""
+        while not self._done and self.fd is not None:
+            try:
+                chunk = os.read(self.fd, 4096)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._done = True  # bwrap closed it
+            self.data += chunk
+            try:
+                named = json.loads(self.data)
+            except ValueError:
+                continue  # not whole yet
+            self._done = True
+            pid = named.get("child-pid") if isinstance(named, dict) else None
+            stat = process_stat(pid) if isinstance(pid, int) and pid > 1 else None
+            if pid is not None and stat is not None and not stat.dead:
+                self.init[pid] = stat.start
 
 
 NOT_STARTED = "harness error:"

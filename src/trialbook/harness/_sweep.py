@@ -20,16 +20,19 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 __all__ = [
     "RELEASE_S",
     "TOKEN_VAR",
     "Signalled",
+    "Stat",
     "alive",
     "await_release",
     "find_processes",
+    "process_stat",
     "signal_group",
     "sweep",
 ]
@@ -227,45 +230,63 @@ class Signalled:
         parent is killed they go to pid 1, and count until it does."""
 
     def add(self, pids: Iterable[int]) -> None:
+        """Record ``pids`` and their exited children; a pid seen before is looked at again (its
+        children may have exited since: a grace period lets them run on)."""
         for pid in pids:
-            state = _state(pid)
-            if state is None or pid in self.live:
+            stat = process_stat(pid)
+            if stat is None:
                 continue
-            if state[0] in _DEAD:
-                self.zombies.setdefault(pid, state[1])
+            if stat.dead:
+                self.zombies.setdefault(pid, stat.start)
                 continue
-            self.live[pid] = state[1]
+            self.live.setdefault(pid, stat.start)
             for child in _children(pid):
-                child_state = _state(child)
-                if child_state is not None and child_state[0] in _DEAD:
-                    self.zombies.setdefault(child, child_state[1])
+                child_stat = process_stat(child)
+                if child_stat is not None and child_stat.dead:
+                    self.zombies.setdefault(child, child_stat.start)
 
 
-_DEAD = (b"Z", b"X")
+class Stat(NamedTuple):
+    """What ``/proc/PID/stat`` says of a process that the sweep uses."""
+
+    state: bytes
+    ppid: int
+    start: bytes
+    """Start time in clock ticks since boot: with the pid, it names one process."""
+
+    @property
+    def dead(self) -> bool:
+        """Exited, not yet reaped (a zombie) or being reaped."""
+        return self.state in (b"Z", b"X")
 
 
-def _state(pid: int) -> tuple[bytes, bytes] | None:
-    """(state letter, start time in clock ticks) of ``pid``, None when there is no such process."""
+def process_stat(pid: int) -> Stat | None:
+    """``pid``'s :class:`Stat`, None when there is no such process."""
     try:
         stat = _read(f"/proc/{pid}/stat")
     except OSError:
         return None
-    fields = stat[stat.rindex(b")") + 2 :].split()
-    return (fields[0], fields[19]) if len(fields) > 19 else None
+    fields = stat[stat.rindex(b")") + 2 :].split()  # the name in parentheses may hold anything
+    if len(fields) <= 19:
+        return None
+    return Stat(state=fields[0], ppid=int(fields[1]), start=fields[19])
 
 
 def await_release(
-    signalled: Signalled, inits: Iterable[int] = (), timeout_s: float = RELEASE_S
+    signalled: Signalled, inits: Mapping[int, bytes] | None = None, timeout_s: float = RELEASE_S
 ) -> int:
-    """Wait until every process in ``signalled`` is reaped (gone from the process table) and every
-    pid in ``inits`` (a sandbox's own init: its pid namespace is empty once it has exited) has
-    exited; returns how many were still held when ``timeout_s`` ran out (0: all released)."""
+    """Wait until every process in ``signalled`` is reaped (gone from the process table) and each
+    init in ``inits`` (pid: start time; a sandbox's own init, whose pid namespace is empty once it
+    has exited) has exited; returns how many were still held when ``timeout_s`` ran out (0: all
+    released).
+
+    A zombie whose parent is this process (an orphan re-parented to a harness that is pid 1 or a
+    child subreaper, as in a container started without an init) is reaped here: nobody else will.
+    Only recorded processes are, never a command this process started and waits for itself: those
+    are reaped before the sweep records anything.
+    """
     held = {**signalled.zombies, **signalled.live}
-    exiting: dict[int, bytes] = {}
-    for pid in inits:
-        state = _state(pid)
-        if state is not None and state[0] not in _DEAD:
-            exiting[pid] = state[1]
+    exiting = dict(inits or {})
     deadline = time.monotonic() + timeout_s
     pause = 0.0005
     while True:
@@ -278,10 +299,16 @@ def await_release(
 
 
 def _held(pid: int, start: bytes, *, dead_is_gone: bool) -> bool:
-    state = _state(pid)
-    if state is None or state[1] != start:
+    stat = process_stat(pid)
+    if stat is None or stat.start != start:
         return False  # reaped (a new process with its pid started later)
-    return not (dead_is_gone and state[0] in _DEAD)
+    if stat.dead and dead_is_gone:
+        return False
+    if stat.dead and stat.ppid == os.getpid():
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        return process_stat(pid) is not None
+    return True
 
 
 def _signal(pid: int, sig: int) -> None:

@@ -16,17 +16,32 @@ Attack 2: a process that keeps the token but puts it behind 1.2 MB of other vari
 session, out of the workspace: one read of ``environ`` asked for 1 MiB, so its token was never seen.
 
 Expected (docs/harness.md: every process carrying the attempt's token is killed when the attempt
-ends, and counted in the row): no process is left, and the row counts each of them.
+ends, and counted in the row): no process is left, and the row counts each of them. The attempts
+run without a cgroup here (as a user's harness would), so a harness run as root tests the sweep too.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 from tests.harness.test_run import CHECK, TIERS, alive_with, run, unique_seconds
+from trialbook.harness._cgroup import Cgroup
+
+
+@pytest.fixture(autouse=True)
+def _no_cgroup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep alone, as where no cgroup can be made: a cgroup would catch what it misses."""
+    monkeypatch.setattr(Cgroup, "acquire", staticmethod(lambda **_: None))
+
+
+def _left_behind(row: dict[str, object]) -> int | None:
+    found = re.search(r"(\d+) process\(es\) the agent left behind", str(row["error"] or ""))
+    return int(found.group(1)) if found else None
+
 
 ORPHANS = 800
 
@@ -45,7 +60,7 @@ def test_an_orphan_past_the_first_page_of_children_is_still_swept(
     assert not alive_with(hidden), "the orphan in its own session outlived its attempt"
     assert not alive_with(many)
     if tier == "process":  # bwrap: the sandbox's init kills them with its pid namespace
-        assert f"{ORPHANS + 1} process(es) the agent left behind" in (row["error"] or ""), row
+        assert _left_behind(row) == ORPHANS + 1, row
 
 
 BEHIND = (
@@ -69,4 +84,4 @@ def test_a_token_behind_a_megabyte_of_environment_is_still_found(tmp_path: Path,
     assert row["passed"] is True, row
     assert not alive_with(secs), "the process with its token past 1 MiB outlived its attempt"
     if tier == "process":
-        assert "1 process(es) the agent left behind" in (row["error"] or ""), row
+        assert _left_behind(row) == 1, row
