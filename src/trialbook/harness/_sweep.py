@@ -167,11 +167,8 @@ def find_processes(token: str, workspace: Path | None = None, *, prefix: bool = 
 
 def alive(pid: int) -> bool:
     """Running or stopped, not a zombie (nor gone)."""
-    try:
-        stat = _read(f"/proc/{pid}/stat")
-    except OSError:
-        return False
-    return stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] not in (b"Z", b"X")
+    stat = process_stat(pid)
+    return stat is not None and not stat.dead
 
 
 def _all_descendants(pid: int, seen: set[int]) -> list[int]:
