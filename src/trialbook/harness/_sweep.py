@@ -72,11 +72,6 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _parent(pid: int) -> int:
-    stat = _read(f"/proc/{pid}/stat")
-    return int(stat[stat.rindex(b")") + 2 :].split()[1])
-
-
 _ANCESTRY: tuple[int, int, list[int]] = (0, 0, [])
 
 
@@ -88,13 +83,10 @@ def _ancestry() -> list[int]:
         return _ANCESTRY[2]
     chain = [me]
     while chain[-1] > 1:
-        try:
-            parent = _parent(chain[-1])
-        except (OSError, ValueError):
+        stat = process_stat(chain[-1])
+        if stat is None or stat.ppid <= 0:
             break
-        if parent <= 0:
-            break
-        chain.append(parent)
+        chain.append(stat.ppid)
     _ANCESTRY = (me, ppid, chain)
     return chain
 
@@ -279,8 +271,8 @@ def await_release(
 
     A zombie whose parent is this process (an orphan re-parented to a harness that is pid 1 or a
     child subreaper, as in a container started without an init) is reaped here: nobody else will.
-    Only recorded processes are, never a command this process started and waits for itself: those
-    are reaped before the sweep records anything.
+    Only recorded processes are, never a command this process started and waits for itself: that
+    one is reaped (``poll``, ``wait``) before this wait begins.
     """
     held = {**signalled.zombies, **signalled.live}
     exiting = dict(inits or {})
