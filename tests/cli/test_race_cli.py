@@ -135,14 +135,16 @@ def test_compare_sequential_takes_the_prefix_both_runs_have(tmp_path: Path) -> N
     rng = np.random.default_rng(3)
     tasks = [f"t{i:02d}" for i in range(30)]
     base = {t: rng.binomial(1, 0.5, size=2) for t in tasks}
-    cand = {t: rng.binomial(1, 0.5, size=2) for t in tasks[:20]}
+    order = task_order(tasks, 0)
+    # the candidate misses the 13th task of the order, and nine after it: the prefix is 12 pairs
+    cand = {t: rng.binomial(1, 0.5, size=2) for t in order[:12] + order[13:21]}
     ledger = write_jsonl(
         tmp_path / "l.jsonl",
         matrix_rows(base, run_id="b", dataset_id="d")
         + matrix_rows(cand, run_id="c", dataset_id="d"),
     )
-    order = task_order(tasks, 0)
     prefix = next(i for i, t in enumerate(order) if t not in cand)
+    assert prefix == 12
     result = CliRunner().invoke(
         main, ["compare", f"{ledger}:b", f"{ledger}:c", "--sequential", "--format", "json"]
     )

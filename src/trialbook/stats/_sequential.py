@@ -92,12 +92,19 @@ def check_min_effect(min_effect: float | None) -> None:
 
 
 def task_order(task_ids: Sequence[str], seed: int) -> tuple[str, ...]:
-    """The seeded uniformly random order in which a race takes the tasks: a permutation of the
-    sorted ids by ``numpy.random.default_rng(seed)``, so it depends on the seed and the set of
-    ids only (never on the order they were listed in)."""
-    ids = sorted(set(task_ids))
-    perm = np.random.default_rng(seed).permutation(len(ids))
-    return tuple(ids[int(i)] for i in perm)
+    """The seeded uniformly random order in which a race takes the tasks: the ids sorted by the
+    SHA-256 digest of ``"trialbook.task_order/1\0{seed}\0{task_id}"`` (ties, which SHA-256 makes
+    practically impossible, by id). It depends on the seed and the set of ids only (never on the
+    order they were listed in), and, unlike a generator's permutation (numpy does not promise to
+    keep its streams across versions), on no library's version: a replay of two runs years later
+    takes the tasks in the same order as the race that made them."""
+    import hashlib
+
+    def key(task_id: str) -> tuple[bytes, str]:
+        text = f"trialbook.task_order/1\0{int(seed)}\0{task_id}"
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest(), task_id
+
+    return tuple(sorted(set(task_ids), key=key))
 
 
 class BettingState:
