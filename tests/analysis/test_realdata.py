@@ -169,3 +169,25 @@ def test_swe_bench_ids_not_the_page_percentage() -> None:
     (run,) = report.runs
     assert run.metrics["pass@1"].estimate == pytest.approx(324 / 500, abs=1e-12)
     assert any("reports 64.93% resolved" in n and "324/500" in n for n in run.notes)
+
+
+def test_terminal_bench_droid_pooled_prints_the_publishers_rounding_once() -> None:
+    # issue 26 item 6: pooled over the five droid files, pass@1 is the mean of 80 per-task rates
+    # (0.5874999999999999 in binary) and the pooled attempt rate 235 / 400 (0.5875): both are the
+    # submitter's 58.75%, which rounds half up to 58.8%; the scorecard printed 58.7% beside 58.8%
+    from click.testing import CliRunner
+
+    from trialbook.cli import main
+
+    folder = "20250923_droid_claude-4-1-opus"
+    files = [
+        str(shared_path("realdata", "terminal-bench", folder, f"tb_rc2_opus_{i}_results.json"))
+        for i in range(1, 6)
+    ]
+    result = CliRunner().invoke(
+        main, ["score", *files, "--source", "terminal-bench", "--k", "1"], env={"COLUMNS": "100"}
+    )
+    assert result.exit_code == 0, result.output
+    assert "58.7%" not in result.output
+    assert "58.8%" in result.output
+    assert "the pooled attempt rate equal pass@1 here" in " ".join(result.output.split())

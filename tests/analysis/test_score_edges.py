@@ -56,3 +56,23 @@ def test_dropping_infra_errors_names_the_tasks_left_with_no_attempt() -> None:
     assert run.tasks == 1
     assert any("2 of 4 attempts (50.0%)" in n for n in run.notes)
     assert any("had only infrastructure errors" in n and "'x'" in n for n in run.notes)
+
+
+def test_dropped_infra_errors_keep_their_rate_in_the_effort_table_as_in_the_note() -> None:
+    # issue 26 item 6: the effort table printed "0.0% (dropped)" beside the note's "12 of 40
+    # attempts (30.0%)". Ten tasks x 4 attempts, the last of each an infra error: both figures
+    # are the share of the run's attempts, 10 / 40, whether the errors are dropped or not
+    def status(j: int) -> str:
+        return "infra_error" if j == 3 else ("passed" if j == 0 else "failed")
+
+    rows = [
+        base_row(f"t{i}", j, passed=j == 0, k=4, status=status(j))
+        for i in range(10)
+        for j in range(4)
+    ]
+    ledger = ledger_from_rows(rows, "i.jsonl", default_run="r")
+    [run] = score_ledger(ledger, options=ScoreOptions(drop_infra_errors=True)).runs
+    assert any("10 of 40 attempts (25.0%)" in n for n in run.notes)
+    assert run.effort.infra_error_rate == 10 / 40
+    [kept] = score_ledger(ledger).runs
+    assert kept.effort.infra_error_rate == 10 / 40

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -338,6 +338,10 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
             tool_calls=(float(tally.tool_calls.total), tally.tool_calls.rows),
             elapsed_s=tally.elapsed_s,
         )
+        if options.drop_infra_errors and tally.kept_rows:
+            # the rate of the run's own attempts, as the note says it: dropping the errors from
+            # the pass rates' denominator does not make them not have happened
+            effort = replace(effort, infra_error_rate=tally.status_rows / tally.kept_rows)
         if "oracle_leak" in not_recorded:
             share = (
                 ""

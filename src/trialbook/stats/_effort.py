@@ -70,7 +70,8 @@ class EffortSummary:
     timeout_rate: float
     """Share of attempts stopped by the harness's wall-clock timeout."""
     infra_error_rate: float
-    """Share of attempts with status infra_error (the harness failed, not the agent)."""
+    """Share of attempts with status infra_error (the harness failed, not the agent); where a
+    score drops them from the pass rates' denominator, still their share of the run's attempts."""
     helper_calls_per_attempt: float
     """Mean hidden-helper calls per attempt (search tools, critic models, pasted test output)."""
     cache_hit_rate: float | None
