@@ -194,3 +194,28 @@ def test_a_sequential_comparison_refuses_repair_runs(tmp_path: Path) -> None:
         "trialbook: error: --sequential: run 'base' is a repair run: a sequential comparison of "
         "per-task pass rates assumes independent attempts"
     ]
+
+
+def test_dropping_an_infra_error_round_does_not_renumber_the_rounds_after_it(
+    tmp_path: Path,
+) -> None:
+    # issue 26 item 3: task x's rounds are fail, infra error, pass. Dropped from the denominator,
+    # the infra error still took round 1: x is solved within 3 rounds, not 2, and within@3 stays
+    # (task y passes at round 0). Over the two tasks: within@1 = 1/2, within@2 = 1/2, within@3 = 2/2.
+    def row(task: str, a: int, passed: bool, status: str) -> dict[str, Any]:
+        return base_row(task, a, passed=passed, k=3, status=status, protocol="repair")
+
+    rows = [
+        row("x", 0, False, "failed"),
+        row("x", 1, False, "infra_error"),
+        row("x", 2, True, "passed"),
+        *(row("y", a, True, "passed") for a in range(3)),
+    ]
+    path = write_jsonl(tmp_path / "l.jsonl", rows)
+    for drop in (False, True):
+        doc = json.loads(
+            run("score", str(path), "--format", "json", *(["--drop-infra-errors"] * drop)).output
+        )
+        (scored,) = doc["runs"]
+        got = {k: m["estimate"] for k, m in scored["metrics"].items()}
+        assert got == {"within@1": 1 / 2, "within@2": 1 / 2, "within@3": 2 / 2}, drop

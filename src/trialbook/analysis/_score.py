@@ -190,6 +190,24 @@ def kept_rows(ledger: Ledger, run_id: str, options: ScoreOptions) -> Kept:
     )
 
 
+def _rounds(
+    source: Tallies, run_id: str, tally: RunTally, options: ScoreOptions
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Per scored task, the attempts that bound k and those before its first pass. A repair run's
+    attempts are rounds in order: dropping an infrastructure error from the denominator does not
+    renumber the rounds after it (fail, infra error, pass is success within 3 rounds, not 2), so
+    they are counted over every round the task had."""
+    if tally.protocol != "repair" or not options.drop_infra_errors:
+        return tally.attempts, tally.before_first_pass
+    every = source.tally(run_id)
+    aside = fault_strata(every.strata)
+    if aside:
+        every = source.tally(run_id, set_aside=aside)
+    at = {task: i for i, task in enumerate(every.task_ids)}
+    idx = np.array([at[task] for task in tally.task_ids], dtype=np.intp)
+    return every.attempts[idx], every.before_first_pass[idx]
+
+
 def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
     tally, fault_rows = _headline(source, run_id, options)
     notes = _policy_notes(tally, fault_rows, options)
@@ -208,10 +226,12 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
     weight_col = tally.weight
     strata_of_task = tally.stratum
 
-    ks = options.ks if options.ks is not None else tuple(range(1, int(n.min()) + 1))
+    protocol = tally.protocol
+    rounds, before_first_pass = _rounds(source, run_id, tally, options)
+    ks = options.ks if options.ks is not None else tuple(range(1, int(rounds.min()) + 1))
     for k in ks:
-        if k > n.min():
-            raise _short_tasks_error(k, labels, n, run_id)
+        if k > rounds.min():
+            raise _short_tasks_error(k, labels, rounds, run_id)
     if t < FEW_TASKS:
         notes.append(
             f"too few tasks for a reliable interval: {t} task(s) (below {FEW_TASKS}, an interval "
@@ -234,7 +254,6 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
             )
         weights = weight_col
 
-    protocol = tally.protocol
     names = protocol_names(protocol, ks)
     notes.extend(protocol_notes(protocol))
     # one resample set for every figure: the metrics (task weights), the pooled attempt rate (c/n
@@ -243,7 +262,7 @@ def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
     # distinct column)
     m = len(names)
     joint_values = np.empty((t, m + 2))
-    protocol_metrics(protocol, ks, n, c, tally.before_first_pass, out=joint_values[:, :m])
+    protocol_metrics(protocol, ks, n, c, before_first_pass, out=joint_values[:, :m])
     joint_values[:, m], joint_values[:, m + 1], values = c / n, first_pass, joint_values[:, :m]
     # the metrics weighted alike (by the declared weights, or equally), the pooled rate by n
     joint_weights = ColumnWeights(
