@@ -195,9 +195,12 @@ def test_limits_unused_model_and_json_logs(name: str) -> None:
     # tokens: a sample that never called the model made zero calls, and the sums are Inspect's
     unused = [s for s in log.samples if not s.model_usage]
     assert unused
+    priced = all(u.total_cost is not None for u in log.stats.model_usage.values())
+    assert not priced  # mockllm is not priced: a sample without model calls has no known cost
     for sample in unused:
         row = rows[(str(sample.id), sample.epoch - 1)]
         assert (row["tokens_in"], row["tokens_out"]) == (0, 0)
+        assert row["cost"] is None
     (usage,) = log.stats.model_usage.values()
     assert result.cost.tokens_in.value == usage.input_tokens
     assert result.cost.tokens_out.value == usage.output_tokens
@@ -207,3 +210,24 @@ def test_limits_unused_model_and_json_logs(name: str) -> None:
     cli = run("score", str(path))
     assert cli.exit_code == 0, cli.output
     assert "pass@1" in cli.output
+
+
+def test_a_sample_without_model_calls_costs_nothing_in_a_priced_log(tmp_path: Path) -> None:
+    log_module = need_inspect("inspect_ai.log")
+    log = log_module.read_eval_log(DATA / "limits.eval")
+    # price every call as Inspect does with a cost table: 0.01 per call of 12 in / 3 out
+    for sample in log.samples:
+        for usage in sample.model_usage.values():
+            usage.total_cost = 0.01 * usage.input_tokens / 12
+    for usage in log.stats.model_usage.values():
+        usage.total_cost = 0.01 * usage.input_tokens / 12
+    path = tmp_path / "priced.json"
+    log_module.write_eval_log(log, str(path), format="json")
+    ledger = read_source([path])
+    rows = {(r["task_id"], r["attempt_index"]): r for r in ledger_rows(ledger)}
+    for sample in log.samples:
+        expected = sum(u.total_cost for u in sample.model_usage.values())
+        assert rows[(str(sample.id), sample.epoch - 1)]["cost"] == pytest.approx(expected)
+    (result,) = score_ledger(ledger).runs
+    (total,) = log.stats.model_usage.values()
+    assert result.cost.total_cost.value == pytest.approx(total.total_cost)

@@ -293,8 +293,9 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
     if errored:
         notes.append(
             f"{errored} sample(s) ended in an error without a score: Inspect leaves them out of "
-            "its figures; here they are infrastructure errors counted as failures, so these "
-            "figures are lower than Inspect's; --drop-infra-errors leaves them out as Inspect does"
+            "its figures; here they are infrastructure errors counted as failures, so ours are "
+            "no higher than Inspect's; --drop-infra-errors leaves them out as Inspect does (pass@1 "
+            "is then its mean reducer's figure)"
         )
     if errored_scored:
         notes.append(
