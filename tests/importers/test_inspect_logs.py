@@ -231,3 +231,46 @@ def test_a_sample_without_model_calls_costs_nothing_in_a_priced_log(tmp_path: Pa
     (result,) = score_ledger(ledger).runs
     (total,) = log.stats.model_usage.values()
     assert result.cost.total_cost.value == pytest.approx(total.total_cost)
+
+
+def test_a_dict_valued_scorer_in_a_log_without_results(tmp_path: Path) -> None:
+    log_module = need_inspect("inspect_ai.log")
+    log = log_module.read_eval_log(DATA / "dict_scorer.eval")
+    with_results = rows_of("dict_scorer.eval", scorer="correct")
+    log.results, log.status = None, "error"  # as a failed eval writes it
+    path = tmp_path / "failed_dict.json"
+    log_module.write_eval_log(log, str(path), format="json")
+    ledger = read_source([path], options=ImportOptions(scorer="correct"))
+    assert {(r["task_id"], r["attempt_index"]): r["passed"] for r in ledger_rows(ledger)} == {
+        key: row["passed"] for key, row in with_results.items()
+    }
+    with pytest.raises(ArgumentError, match=r"'dict_value' gives a dict.*\('correct', 'style'\)"):
+        read_source([path], options=ImportOptions(scorer="dict_value"))
+    with pytest.raises(ArgumentError, match=r"no scorer 'nope' .*\(scores: 'correct', 'style'\)"):
+        read_source([path], options=ImportOptions(scorer="nope"))
+    with pytest.raises(ArgumentError, match=r"several scores \(correct, style\)"):
+        read_source([path])
+
+
+def test_a_scorer_named_like_its_dict_key_and_hostile_names(tmp_path: Path) -> None:
+    log_module = need_inspect("inspect_ai.log")
+    log = log_module.read_eval_log(DATA / "dict_scorer.eval")
+    hostile = "style\x1b[2J"
+    for entry in log.results.scores:
+        entry.scorer = "correct"
+        if entry.name == "style":
+            entry.name = hostile
+    for sample in log.samples:
+        value = sample.scores.pop("dict_value").value
+        value[hostile] = value.pop("style")
+        sample.scores["correct"] = log_module.EvalSampleScore(value=value)
+    path = tmp_path / "renamed.json"
+    log_module.write_eval_log(log, str(path), format="json")
+    (result,) = score_ledger(read_source([path], options=ImportOptions(scorer="correct"))).runs
+    assert result.metrics["pass@1"].estimate == pytest.approx(
+        figure(log, "correct", "mean", "mean"), abs=1e-12
+    )
+    with pytest.raises(ArgumentError) as refused:
+        read_source([path])
+    assert "\x1b" not in str(refused.value)
+    assert repr(hostile) in str(refused.value)

@@ -51,6 +51,7 @@ from trialbook.importers._inspect_scores import (
     Named,
     check_request,
     inspect_figures,
+    listed,
     names_in_sample,
     result_names,
 )
@@ -127,7 +128,7 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
     if declared:
         if requested is None and len(declared) > 1:
             raise ArgumentError(
-                f"{path}: the log has several scorers ({', '.join(declared)}): name one",
+                f"{path}: the log has several scorers ({listed(declared)}): name one",
                 argument="scorer",
             )
         dict_scorers = {
@@ -170,7 +171,7 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
                 seen_parents.update(parents)
                 if requested is None and len(here) > 1:
                     raise ArgumentError(
-                        f"{path}: {where} has several scores ({', '.join(here)}): name a scorer",
+                        f"{path}: {where} has several scores ({listed(here)}): name a scorer",
                         argument="scorer",
                     )
                 named = (

@@ -18,7 +18,14 @@ from typing import Any, cast
 
 from trialbook.errors import ArgumentError
 
-__all__ = ["Named", "check_request", "inspect_figures", "names_in_sample", "result_names"]
+__all__ = [
+    "Named",
+    "check_request",
+    "inspect_figures",
+    "listed",
+    "names_in_sample",
+    "result_names",
+]
 
 
 @dataclass(frozen=True)
@@ -41,8 +48,11 @@ class Named:
     def value_in(self, scores: Mapping[str, Any]) -> object | None:
         """The value this score has in a sample's ``scores`` (None: the sample has none)."""
         own = scores.get(self.name)
-        if own is not None and not isinstance(own.value, Mapping):
-            return cast(object, own.value)
+        if own is not None:
+            if not isinstance(own.value, Mapping):
+                return cast(object, own.value)
+            if (self.key or self.name) in own.value:  # a scorer named like its dict's key
+                return cast(object, own.value[self.key or self.name])
         parent = scores.get(self.scorer)
         if self.key is not None and parent is not None and isinstance(parent.value, Mapping):
             return parent.value.get(self.key)
@@ -122,3 +132,8 @@ def _number(value: object) -> str:
 def _plain(text: str) -> str:
     """A name from the log as it is when printable and short, else quoted (escapes shown)."""
     return text if text.isprintable() and len(text) <= 40 else repr(text[:40])
+
+
+def listed(names: Iterable[str]) -> str:
+    """Names from a log, comma-separated, for a message (each quoted when not plain)."""
+    return ", ".join(_plain(name) for name in names)
