@@ -43,7 +43,7 @@ class Named:
         """The score in words, for a note."""
         if self.key is None:
             return f"scorer {self.name!r}"
-        return f"key {self.key!r} of scorer {self.scorer!r}'s dict value"
+        return f"key {self.key!r} of scorer {self.scorer!r} (a dict value)"
 
     def value_in(self, scores: Mapping[str, Any]) -> object | None:
         """The value this score has in a sample's ``scores`` (None: the sample has none)."""
