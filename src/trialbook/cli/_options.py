@@ -161,7 +161,7 @@ def interval_options(fn: F) -> F:
                 show_default=True,
                 help="Score interval: wilson (the Wilson interval over the effective number of "
                 "tasks, honest at few tasks), or the task bootstrap's percentile or bca. A "
-                "comparison's interval always inverts its test.",
+                "comparison's interval always agrees with its test.",
             ),
         )
     ):
