@@ -37,6 +37,7 @@ __all__ = [
     "Trial",
     "Usage",
     "cause_of",
+    "exact_pass_at_k",
     "harbor_mean",
     "harbor_pass_at_k",
 ]
@@ -164,12 +165,12 @@ def harbor_pass_at_k(
         | set(range(5, smallest + 1, 5))
     )
     return {
-        k: sum(_pass_at_k(len(s), sum(s), k) for s in successes.values()) / len(successes)
+        k: sum(exact_pass_at_k(len(s), sum(s), k) for s in successes.values()) / len(successes)
         for k in ks
     }
 
 
-def _pass_at_k(n: int, c: int, k: int) -> float:
+def exact_pass_at_k(n: int, c: int, k: int) -> float:
     """The unbiased estimate 1 - C(n-c, k) / C(n, k), computed exactly."""
     return 1.0 - comb(n - c, k) / comb(n, k)
 
