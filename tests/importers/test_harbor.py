@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -339,3 +339,25 @@ def test_not_a_job_folder_and_a_bad_reward_key(tmp_path: Path) -> None:
     assert "no config.json here" in refused(tmp_path, tmp_path / "empty")
     assert "several reward keys" in refused(tmp_path, DATA / "scripted-multikey")
     assert "--reward" in refused(tmp_path, DATA / "oracle-basic", extra=("--reward", "style"))
+
+
+def test_hostile_exception_and_trial_names_reach_no_terminal(tmp_path: Path) -> None:
+    """An exception type from the file is printed in rows and notes: no control or bidi
+    character of it is passed on (a real one is a Python class name, kept as it is)."""
+    job = copy_job(tmp_path, "oracle-retry")
+    hostile = "\x1b[2J\x1b[31mEvil\u202eError"
+    for trial in [p for p in job.iterdir() if p.name.startswith("broken-start")]:
+
+        def poison(doc: dict[str, Any]) -> None:
+            doc["exception_info"]["exception_type"] = hostile
+
+        edit_result(trial, poison)
+    ledger = read_source([job])
+    (report,) = score_ledger(ledger).runs
+    texts = [str(r["error"]) for r in ledger_rows(ledger) if r["error"]] + list(report.notes)
+    assert any("Evil" in t for t in texts)
+    for text in texts:
+        assert not any(ch in text for ch in "\x1b\u202e"), text
+    untouched = [str(r["error"]) for r in rows_of("oracle-retry") if r["error"]]
+    assert untouched
+    assert all(e == "HealthcheckError (sandbox_failed)" for e in untouched)

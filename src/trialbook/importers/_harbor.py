@@ -45,6 +45,7 @@ from trialbook.importers._harbor_rules import (
     Job,
     Trial,
     Usage,
+    plain_name,
 )
 from trialbook.ledger import CheckVerdict, checks_text
 
@@ -244,7 +245,8 @@ def _rewards(rec: Record) -> dict[str, float] | None:
 
 def _exception(rec: Record) -> str | None:
     info = rec.obj("exception_info", required=False)
-    return info.text("exception_type") if info is not None else None
+    name = info.text("exception_type") if info is not None else None
+    return None if name is None else plain_name(name)
 
 
 def _usage(rec: Record, steps: list[Record]) -> Usage:

@@ -16,6 +16,7 @@ from trialbook.importers._harbor_rules import (
     exact_pass_at_k,
     harbor_mean,
     harbor_pass_at_k,
+    plain_name,
 )
 
 __all__ = ["harbor_figures", "run_notes"]
@@ -61,7 +62,7 @@ def _ours(rows: Sequence[Mapping[str, object]], ks: Sequence[int]) -> dict[int, 
 
 
 def _listing(names: Sequence[str]) -> str:
-    shown = ", ".join(names[:5])
+    shown = ", ".join(plain_name(n, trial=True) for n in names[:5])
     return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 

@@ -20,6 +20,8 @@ records below hold what trialbook reads of a job folder (:mod:`._harbor`).
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from math import comb
@@ -40,6 +42,7 @@ __all__ = [
     "exact_pass_at_k",
     "harbor_mean",
     "harbor_pass_at_k",
+    "plain_name",
 ]
 
 HARBOR_TABLE = "0.25.0"
@@ -121,6 +124,19 @@ INFRA_CAUSES = frozenset({"sandbox_failed", "model_provider_failed", "harbor_fai
 """Causes that blame the sandbox, the model provider, Harbor or a cancel: our infra_error."""
 AGENT_TIMEOUT = "AgentTimeoutError"
 """The exception Harbor records when the agent outlives its time limit (the verifier still runs)."""
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,99}")
+_TRIAL = re.compile(r"[A-Za-z0-9_.@+-][A-Za-z0-9_.@+ -]{0,199}")
+
+
+def plain_name(text: str, *, trial: bool = False) -> str:
+    """``text`` when it is a plain class (or trial) name, else its JSON form in ASCII, cut to 100
+    characters: a name from a file reaches terminals and pages, so no control or bidi character
+    of it is passed on."""
+    if (_TRIAL if trial else _NAME).fullmatch(text):
+        return text
+    return json.dumps(text[:100])
 
 
 def cause_of(exception_type: str) -> str:
