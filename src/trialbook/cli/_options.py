@@ -26,6 +26,7 @@ __all__ = [
     "interval_options",
     "parse_ks",
     "passed_env",
+    "reward_option",
     "sandbox_option",
     "source_option",
     "source_options",
@@ -208,7 +209,15 @@ def source_options(fn: F) -> F:
     return fn
 
 
-IMPORT_SOURCES = ("inspect", "tau-bench", "tau2-bench", "terminal-bench", "swe-bench")
+reward_option = click.option(
+    "--reward",
+    metavar="KEY",
+    help="Harbor: the reward key that decides passed, when the verifier records several (the "
+    "other keys become named checks).",
+)
+"""``--reward KEY`` for commands that read Harbor job folders."""
+
+IMPORT_SOURCES = ("inspect", "tau-bench", "tau2-bench", "terminal-bench", "swe-bench", "harbor")
 """Other harnesses whose files ``import``, ``score`` and ``compare`` read (docs/importers.md)."""
 
 source_option = click.option(

@@ -11,6 +11,7 @@ from trialbook.cli._options import (
     EXIT_GATE,
     format_option,
     interval_options,
+    reward_option,
     source_option,
     user_errors,
 )
@@ -56,6 +57,7 @@ __all__ = ["compare"]
 @sequential_option
 @source_option
 @click.option("--scorer", help="Inspect: the scorer whose value decides passed (several scorers).")
+@reward_option
 @format_option("table", "json", "markdown", "html", schema="trialbook.compare/1")
 @user_errors
 def compare(
@@ -73,6 +75,7 @@ def compare(
     sequential: bool,
     source: str | None,
     scorer: str | None,
+    reward: str | None,
     fmt: str,
 ) -> None:
     """Compare BASELINE and CANDIDATE task by task (each LEDGER or LEDGER:RUN_ID).
@@ -94,7 +97,7 @@ def compare(
     from trialbook.importers import ImportOptions, read_source
 
     def read(path: Path) -> Ledger:
-        return read_source([path], source, ImportOptions(scorer=scorer))
+        return read_source([path], source, ImportOptions(scorer=scorer, reward=reward))
 
     # two runs of a race (or --sequential): the anytime-valid interval, never a fixed-design one
     if sequential_report(baseline, candidate, sequential, confidence, seed, fmt, gate, read):

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from trialbook.cli._options import IMPORT_SOURCES, fail, source_options, user_errors
+from trialbook.cli._options import (
+    IMPORT_SOURCES,
+    fail,
+    reward_option,
+    source_options,
+    user_errors,
+)
 
 __all__ = ["import_"]
 
@@ -32,6 +38,7 @@ SOURCES = (*IMPORT_SOURCES, "jsonl", "csv")
     "rows record (this fills rows that record none).",
 )
 @source_options
+@reward_option
 @user_errors
 def import_(
     source: str,
@@ -42,12 +49,14 @@ def import_(
     as_attempts: str | None,
     scorer: str | None,
     protocol: str | None,
+    reward: str | None,
 ) -> None:
     """Append SOURCE files to a SQLite ledger: every row validated, all files or none.
 
     SOURCE is a harness whose results are read as its producer documents them (inspect,
-    tau-bench, tau2-bench, terminal-bench, swe-bench; see docs/importers.md), or our own jsonl /
-    csv ledger files. A folder stands for its files (tau2-bench: its directory format). Nothing is invented: a field the source does not record
+    tau-bench, tau2-bench, terminal-bench, swe-bench, harbor; see docs/importers.md), or our own
+    jsonl / csv ledger files. A folder stands for its files (tau2-bench: its directory format;
+    harbor: a job folder). Nothing is invented: a field the source does not record
     is stored as not recorded, and the run records the source, its version, the files and their
     hashes, and what the source dropped. Rows are never overwritten: an attempt already in the
     ledger refuses the whole import.
@@ -63,6 +72,7 @@ def import_(
             ("--system", system),
             ("--as-attempts", as_attempts),
             ("--scorer", scorer),
+            ("--reward", reward),
         ):
             if value is not None:
                 fail([f"{flag} applies to other harnesses' files, not to {source} ledgers"])
@@ -96,6 +106,7 @@ def import_(
             as_attempts=as_attempts,
             scorer=scorer,
             protocol=protocol,
+            reward=reward,
         )
         ledgers = [read_source(list(paths), source, options)]
     count = import_files(ledger_path, ledgers)

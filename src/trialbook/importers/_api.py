@@ -101,7 +101,7 @@ def read_source(
         )
     name = names.pop()
     if name is None:
-        for option in ("system", "as_attempts", "scorer"):
+        for option in ("system", "as_attempts", "scorer", "reward"):
             if getattr(options, option) is not None:
                 raise ArgumentError(
                     f"{option} applies to other harnesses' files, not to a ledger", argument=option

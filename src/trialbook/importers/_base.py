@@ -52,6 +52,8 @@ class ImportOptions:
     (from each run's recorded start)."""
     scorer: str | None = None
     """Which scorer's value decides ``passed`` when the source has several."""
+    reward: str | None = None
+    """Harbor: which reward key decides ``passed`` when the verifier records several."""
     protocol: str | None = None
     """The attempt protocol to record on every row (``independent``, ``repair``,
     ``human-selected``). None: a foreign source's runs are independent trials (each of the
