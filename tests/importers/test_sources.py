@@ -334,3 +334,63 @@ def test_a_figure_some_rows_do_not_record_is_over_those_that_do(tmp_path: Path) 
     assert score.effort.mean_elapsed_s == 30.0  # over the one attempt that records it, not (30+0)/2
     table = run("score", str(tmp_path / "results.json"))
     assert "over 1 of 2 attempts; rest not recorded by the source" in " ".join(table.output.split())
+
+
+def test_a_folder_stands_for_the_files_in_it_that_a_reader_recognises(tmp_path: Path) -> None:
+    # docs/cli.md: a folder stands for its files. The folder of one SWE-bench report (beside a
+    # README no reader takes) scores as the report itself
+    folder = tmp_path / "swe"
+    folder.mkdir()
+    report = write(folder / "report.json", swe_report(["a", "b"], ["c"]))
+    (folder / "README.md").write_text("how these results were made\n")
+    (folder / ".hidden.json").write_text("{}")
+    by_file = json.loads(run("score", str(report), "--format", "json").output)["runs"]
+    done = run("score", str(folder), "--format", "json")
+    assert done.exit_code == 0, done.output
+    by_folder = json.loads(done.output)["runs"]
+    assert [r["metrics"] for r in by_folder] == [r["metrics"] for r in by_file]
+    assert by_folder[0]["metrics"]["pass@1"]["estimate"] == pytest.approx(2 / 3)
+    # named, the source's files in the folder are taken
+    named = run("score", str(folder), "--source", "swe-bench", "--format", "json")
+    assert json.loads(named.output)["runs"][0]["metrics"] == by_file[0]["metrics"]
+    # a folder of nothing a reader takes: one line naming the folder and --source, exit 2
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("x")
+    empty = run("score", str(tmp_path / "notes"))
+    assert empty.exit_code == 2
+    assert empty.output.strip() == (
+        f"trialbook: error: {tmp_path / 'notes'}: no file in this folder is a ledger (.db, "
+        ".jsonl, .csv) or a file an importer recognises (a folder stands for its files); name "
+        "the file, or its source with --source"
+    )
+    wrong = run("score", str(folder), "--source", "tau-bench")
+    assert wrong.exit_code == 2
+    assert "no file in this folder is a tau-bench file" in wrong.output
+
+
+@pytest.mark.parametrize(
+    ("doc", "named", "right"),
+    [
+        (swe_report(["a"], ["b"]), "tau-bench", "swe-bench"),
+        (tau_bench({0: [1.0, 0.0]}), "terminal-bench", "tau-bench"),
+        (terminal_bench({"a": [True]}), "swe-bench", "terminal-bench"),
+    ],
+)
+def test_a_wrong_source_says_which_source_the_file_looks_like(
+    tmp_path: Path, doc: Any, named: str, right: str
+) -> None:
+    path = write(tmp_path / "results.json", doc)
+    result = run("score", str(path), "--source", named)
+    assert result.exit_code == 2
+    hint = f"trialbook: error: {path}: read as {named}, but it looks like {right}: try --source {right}"
+    assert hint in result.output.splitlines()
+    assert run("score", str(path), "--source", right).exit_code == 0
+    ledger = write_jsonl_ledger(tmp_path / "l.jsonl")
+    as_source = run("score", str(ledger), "--source", named)
+    assert as_source.exit_code == 2
+    assert f"read as {named}, but this is a ledger file: leave out --source" in as_source.output
+
+
+def write_jsonl_ledger(path: Path) -> Path:
+    path.write_text(json.dumps(base_row("t", 0, passed=True, k=1)) + "\n")
+    return path

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from trialbook.errors import ArgumentError, LedgerError, Problem
 from trialbook.importers._base import ImportedRun, ImportOptions
-from trialbook.importers._registry import detect_source, get_importer
+from trialbook.importers._registry import detect_source, get_importer, importer_names
 from trialbook.ledger import (
     PROTOCOLS,
     Ledger,
@@ -30,7 +30,13 @@ def read_runs(source: str, paths: Sequence[Path], options: ImportOptions) -> lis
     """Every run the importer ``source`` reads from ``paths`` (raises on the first bad file)."""
     if not paths:
         raise ArgumentError("paths: give at least one file", argument="paths")
-    runs = list(get_importer(source).read(paths, options))
+    try:
+        runs = list(get_importer(source).read(paths, options))
+    except LedgerError as exc:
+        hints = [Problem(0, hint, str(p)) for p in paths if (hint := _looks_like(p, source))]
+        if not hints:
+            raise
+        raise LedgerError([*exc.details, *hints]) from None
     seen: set[str] = set()
     for run in runs:
         if run.run_id in seen:
@@ -61,6 +67,60 @@ def imported_ledger(
             for run in runs
         },
     )
+
+
+def _claims(name: str, path: Path) -> bool:
+    """Whether the importer ``name`` recognises ``path`` (a peek; one that fails claims nothing)."""
+    try:
+        return get_importer(name).detect(path)
+    except (OSError, ValueError):
+        return False
+
+
+def _looks_like(path: Path, source: str) -> str | None:
+    """What ``path`` looks like when the importer ``source`` could not read it: the other sources
+    that recognise it, or a ledger file's format; None when nothing does."""
+    if format_of(path) is not None:
+        return f"read as {source}, but this is a ledger file: leave out --source"
+    claims = [n for n in importer_names() if n != source and _claims(n, path)]
+    if not claims:
+        return None
+    return f"read as {source}, but it looks like {' or '.join(claims)}: try --source {claims[0]}"
+
+
+def _expand(paths: Sequence[Path], source: str | None) -> list[Path]:
+    """``paths`` with each folder that no importer reads as a whole (tau2-bench's results folder
+    is one) replaced by its files that are a ledger or a source's (of ``source`` when named): a
+    folder stands for its files."""
+    out: list[Path] = []
+    for path in paths:
+        if not path.is_dir():
+            out.append(path)
+            continue
+        named = source is not None and source not in LEDGER_SOURCES
+        if (named and _claims(str(source), path)) or (
+            source is None and detect_source(path) is not None
+        ):
+            out.append(path)
+            continue
+        files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
+        if named:
+            known = [f for f in files if _claims(str(source), f)]
+            what = f"a {source} file"
+        elif source is not None:
+            known = [f for f in files if f.suffix.lower() == f".{source}"]
+            what = f"a .{source} ledger"
+        else:
+            known = [f for f in files if format_of(f) is not None or detect_source(f) is not None]
+            what = "a ledger (.db, .jsonl, .csv) or a file an importer recognises"
+        if not known:
+            raise ArgumentError(
+                f"{path}: no file in this folder is {what} (a folder stands for its files); "
+                "name the file" + ("" if named else ", or its source with --source"),
+                argument="paths",
+            )
+        out += known
+    return out
 
 
 def source_for(path: Path, source: str | None) -> str | None:
@@ -94,6 +154,7 @@ def read_source(
     options = options or ImportOptions()
     if not paths:
         raise ArgumentError("paths: give at least one file", argument="paths")
+    paths = _expand(paths, source)
     names = {source_for(p, source) for p in paths}
     if len(names) > 1:
         raise ArgumentError(
