@@ -394,3 +394,19 @@ def test_a_wrong_source_says_which_source_the_file_looks_like(
 def write_jsonl_ledger(path: Path) -> Path:
     path.write_text(json.dumps(base_row("t", 0, passed=True, k=1)) + "\n")
     return path
+
+
+def test_importing_the_same_file_twice_is_one_line_naming_the_run(tmp_path: Path) -> None:
+    # 3 tasks x 4 trials: the second import would write 12 rows already stored; one line says
+    # the run was imported already and names it
+    source = write(tmp_path / "airline.json", tau_bench({0: [1.0] * 4, 1: [0.0] * 4, 2: [1.0] * 4}))
+    db = str(tmp_path / "l.db")
+    assert run("import", "tau-bench", str(source), "--ledger", db).exit_code == 0
+    again = run("import", "tau-bench", str(source), "--ledger", db)
+    assert again.exit_code == 2
+    assert again.output.splitlines() == [
+        f"trialbook: error: {source}: run 'airline' is already in the ledger: all 12 of its "
+        "attempts here were stored before (rows are never overwritten; give it another run id "
+        "to keep both)"
+    ]
+    assert run("import", "tau-bench", str(source), "--ledger", db, "--run-id", "b").exit_code == 0
