@@ -161,8 +161,10 @@ def test_a_second_demo_into_the_same_folder_is_refused(tmp_path: Path) -> None:
     (out / "ledger.db").write_bytes(b"")
     result = CliRunner().invoke(main, ["demo", "--out", str(out)])
     assert result.exit_code == 2
-    assert "--out: " in result.output
-    assert "already holds a demo's runs" in result.output
+    # one line, before anything else (the banner was printed whole before the error)
+    (line,) = result.output.splitlines()
+    assert line.startswith("trialbook: error: --out: ")
+    assert "already holds a demo's runs" in line
     assert (out / "ledger.db").read_bytes() == b""
 
 
@@ -252,6 +254,13 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert len(ledger.run_ids) == 2
     compare = json.loads((out / "compare.json").read_text())
     assert compare["schema"] == "trialbook.compare/1"
+    # the closing hints include compare, and the command as printed compares the demo's two runs
+    assert f"\n  trialbook compare {out / 'ledger.db'}\n" in result.output
+    again = CliRunner().invoke(main, ["compare", str(out / "ledger.db"), "--format", "json"])
+    assert again.exit_code == 0, again.output
+    pair = json.loads(again.stdout)
+    assert pair["baseline"]["run_id"] == compare["baseline"]["run_id"]
+    assert pair["candidate"]["run_id"] == compare["candidate"]["run_id"]
     assert compare["tasks"] == 21
     for name in ("baseline", "candidate"):
         score = json.loads((out / f"{name}-score.json").read_text())
