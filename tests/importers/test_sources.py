@@ -338,19 +338,19 @@ def test_a_figure_some_rows_do_not_record_is_over_those_that_do(tmp_path: Path) 
 
 def test_a_folder_stands_for_the_files_in_it_that_a_reader_recognises(tmp_path: Path) -> None:
     # docs/cli.md: a folder stands for its files. The folder of one SWE-bench report (beside a
-    # README no reader takes) scores as the report itself
+    # README and a hidden file, which no reader takes) scores as the report itself
     folder = tmp_path / "swe"
     folder.mkdir()
     report = write(folder / "report.json", swe_report(["a", "b"], ["c"]))
     (folder / "README.md").write_text("how these results were made\n")
-    (folder / ".hidden.json").write_text("{}")
+    (folder / ".DS_Store").write_bytes(b"\0\1")
     by_file = json.loads(run("score", str(report), "--format", "json").output)["runs"]
     done = run("score", str(folder), "--format", "json")
     assert done.exit_code == 0, done.output
     by_folder = json.loads(done.output)["runs"]
     assert [r["metrics"] for r in by_folder] == [r["metrics"] for r in by_file]
     assert by_folder[0]["metrics"]["pass@1"]["estimate"] == pytest.approx(2 / 3)
-    # named, the source's files in the folder are taken
+    # named, the source's importer reads the folder itself
     named = run("score", str(folder), "--source", "swe-bench", "--format", "json")
     assert json.loads(named.output)["runs"][0]["metrics"] == by_file[0]["metrics"]
     # a folder of nothing a reader takes: one line naming the folder and --source, exit 2
@@ -360,12 +360,18 @@ def test_a_folder_stands_for_the_files_in_it_that_a_reader_recognises(tmp_path: 
     assert empty.exit_code == 2
     assert empty.output.strip() == (
         f"trialbook: error: {tmp_path / 'notes'}: no file in this folder is a ledger (.db, "
-        ".jsonl, .csv) or a file an importer recognises (a folder stands for its files); name "
+        ".jsonl, .csv) or another harness's result file (a folder stands for its files); name "
         "the file, or its source with --source"
     )
-    wrong = run("score", str(folder), "--source", "tau-bench")
+    # another harness's file beside it: refused, as files of two kinds are
+    write(folder / "tau.json", tau_bench({0: [1.0]}))
+    mixed = run("score", str(folder))
+    assert mixed.exit_code == 2
+    assert "the files are of different kinds" in mixed.output
+    # a wrong source for the folder: its file is named with the source it looks like
+    wrong = run("score", str(folder), "--source", "terminal-bench")
     assert wrong.exit_code == 2
-    assert "no file in this folder is a tau-bench file" in wrong.output
+    assert f"{report}: read as terminal-bench, but it looks like swe-bench" in wrong.output
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,12 @@ def read_runs(source: str, paths: Sequence[Path], options: ImportOptions) -> lis
     try:
         runs = list(get_importer(source).read(paths, options))
     except LedgerError as exc:
-        hints = [Problem(0, hint, str(p)) for p in paths if (hint := _looks_like(p, source))]
+        looked = [
+            f
+            for p in paths
+            for f in (sorted(x for x in p.iterdir() if x.is_file()) if p.is_dir() else [p])
+        ]
+        hints = [Problem(0, hint, str(p)) for p in looked if (hint := _looks_like(p, source))]
         if not hints:
             raise
         raise LedgerError([*exc.details, *hints]) from None
@@ -72,7 +77,7 @@ def imported_ledger(
 def _claims(name: str, path: Path) -> bool:
     """Whether the importer ``name`` recognises ``path`` (a peek; one that fails claims nothing)."""
     try:
-        return get_importer(name).detect(path)
+        return bool(get_importer(name).detect(path))
     except (OSError, ValueError):
         return False
 
@@ -89,34 +94,31 @@ def _looks_like(path: Path, source: str) -> str | None:
 
 
 def _expand(paths: Sequence[Path], source: str | None) -> list[Path]:
-    """``paths`` with each folder that no importer reads as a whole (tau2-bench's results folder
-    is one) replaced by its files that are a ledger or a source's (of ``source`` when named): a
-    folder stands for its files."""
+    """With the source to be detected (``source`` None), ``paths`` with each folder no importer
+    reads whole (tau2-bench's results folder is one) replaced by the files in it that may be a
+    ledger or a source's (.db, .jsonl, .csv, .json, .eval, or one an importer recognises; others,
+    a README say, and hidden ones left out): a folder stands for its files. A named source's
+    importer reads a folder itself."""
+    if source is not None:
+        return list(paths)
     out: list[Path] = []
     for path in paths:
-        if not path.is_dir():
-            out.append(path)
-            continue
-        named = source is not None and source not in LEDGER_SOURCES
-        if (named and _claims(str(source), path)) or (
-            source is None and detect_source(path) is not None
-        ):
+        if not path.is_dir() or detect_source(path) is not None:
             out.append(path)
             continue
         files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
-        if named:
-            known = [f for f in files if _claims(str(source), f)]
-            what = f"a {source} file"
-        elif source is not None:
-            known = [f for f in files if f.suffix.lower() == f".{source}"]
-            what = f"a .{source} ledger"
-        else:
-            known = [f for f in files if format_of(f) is not None or detect_source(f) is not None]
-            what = "a ledger (.db, .jsonl, .csv) or a file an importer recognises"
+        known = [
+            f
+            for f in files
+            if format_of(f) is not None
+            or f.suffix.lower() in (".json", ".eval")
+            or detect_source(f) is not None
+        ]
         if not known:
             raise ArgumentError(
-                f"{path}: no file in this folder is {what} (a folder stands for its files); "
-                "name the file" + ("" if named else ", or its source with --source"),
+                f"{path}: no file in this folder is a ledger (.db, .jsonl, .csv) or another "
+                "harness's result file (a folder stands for its files); name the file, or its "
+                "source with --source",
                 argument="paths",
             )
         out += known
