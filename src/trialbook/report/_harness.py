@@ -155,10 +155,10 @@ def grader_check_text(check: GraderCheck) -> str:
                 f"  {kind} of check {name!r}: {c.task_id} {c.case} should {want}, {saw}{why}"
             )
     if check.unvalidated:
-        tasks = {c.task_id for c in check.cases}
+        every = {c.task_id for c in check.cases}
         lines += [
             "",
-            f"NOT VALIDATED: {len(check.unvalidated)} of {len(tasks)} task(s) have no known-good "
+            f"NOT VALIDATED: {len(check.unvalidated)} of {len(every)} task(s) have no known-good "
             "sample (reference/ or references/<name>/): false rejects are not measured there, so "
             "a grader that fails everything looks clean: " + ", ".join(check.unvalidated),
         ]
