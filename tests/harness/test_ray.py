@@ -572,7 +572,7 @@ _SHAPES: dict[str, dict[str, bytes]] = {
 # the grader lists every file of the workspace with its SHA-256 and compares the listing with the
 # one the test computed from the files it wrote (the oracle; a header line keeps it non-empty)
 _LISTING = (
-    '{ echo listing:; find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum; } '
+    "{ echo listing:; find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum; } "
     '| cmp -s - "$TRIALBOOK_ORACLE_DIR/listing"'
 )
 
@@ -587,7 +587,10 @@ def _listing(files: Mapping[str, bytes]) -> str:
 def test_every_fixture_shape_gives_the_same_rows_on_both_executors(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    tasks = {name: {"grader": _LISTING, "oracle": {"listing": _listing(f)}} for name, f in _SHAPES.items()}
+    tasks = {
+        name: {"grader": _LISTING, "oracle": {"listing": _listing(f)}}
+        for name, f in _SHAPES.items()
+    }
     suite = make_suite(tmp_path / "suite", tasks, k=1, freeze=False)
     for name, files in _SHAPES.items():
         for rel, data in files.items():
