@@ -560,3 +560,90 @@ def test_a_stopped_run_resumes_to_completion_on_the_cluster(
     ran = collections.Counter(log.read_text().splitlines())
     assert set(ran) == set(marked)
     assert all(ran[key] <= marked[key] for key in marked)
+
+
+# every fixture shape a suite may hold: the workspace the grader sees is the fixture exactly
+_SHAPES: dict[str, dict[str, bytes]] = {
+    "empty": {},
+    "one-file": {"a.txt": b"one\n"},
+    "nested": {"pkg/sub/deep.py": b"X = 1\n", "pkg/__init__.py": b"", "README": b"r\n"},
+    "large": {"blob.bin": bytes(range(256)) * (5 * 4096)},  # 5 MiB
+}
+# the grader lists every file of the workspace with its SHA-256 and compares the listing with the
+# one the test computed from the files it wrote (the oracle; a header line keeps it non-empty)
+_LISTING = (
+    "{ echo listing:; find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum; } "
+    '| cmp -s - "$TRIALBOOK_ORACLE_DIR/listing"'
+)
+
+
+def _listing(files: Mapping[str, bytes]) -> str:
+    import hashlib
+
+    lines = [f"{hashlib.sha256(files[rel]).hexdigest()}  ./{rel}" for rel in sorted(files)]
+    return "".join(f"{line}\n" for line in ["listing:", *lines])
+
+
+def test_every_fixture_shape_gives_the_same_rows_on_both_executors(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    tasks = {
+        name: {"grader": _LISTING, "oracle": {"listing": _listing(f)}}
+        for name, f in _SHAPES.items()
+    }
+    suite = make_suite(tmp_path / "suite", tasks, k=1, freeze=False)
+    for name, files in _SHAPES.items():
+        for rel, data in files.items():
+            path = suite / "tasks" / name / "fixture" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    frozen = load_suite(suite)
+    write_lock(frozen, freeze(frozen))
+    ledger = tmp_path / "ledger.db"
+    by: dict[str, dict[str, dict[str, Any]]] = {}
+    for executor in ("local", "ray"):
+        result = run_suite(
+            RunOptions(
+                suite=suite,
+                agent="true",
+                ledger=ledger,
+                system=executor,
+                run_id=f"shapes-{executor}",
+                jobs=2,
+                executor=executor,
+            )
+        )
+        assert result.written == len(_SHAPES)
+        by[executor] = {r["task_id"]: r for r in _rows(ledger, result.run_id)}
+    for name in _SHAPES:
+        local, remote = by["local"][name], by["ray"][name]
+        assert (local["status"], local["error"]) == ("passed", None), (name, local["error"])
+        for field in ("status", "passed", "error", "fixture_hash"):
+            assert remote[field] == local[field], (name, field, remote["error"])
+
+
+def test_a_fixture_with_a_symbolic_link_is_refused_before_either_executor_runs(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    from trialbook.errors import SuiteError
+
+    suite = make_suite(tmp_path / "suite", {"t": {"fixture": {"a.txt": "a"}}}, k=1, freeze=False)
+    (suite / "tasks" / "t" / "fixture" / "link").symlink_to("a.txt")
+    messages = []
+    for executor in ("local", "ray"):
+        with pytest.raises(SuiteError, match="symbolic links are not allowed") as caught:
+            run_suite(
+                RunOptions(
+                    suite=suite,
+                    agent="true",
+                    ledger=tmp_path / f"{executor}.db",
+                    system=executor,
+                    run_id=f"link-{executor}",
+                    executor=executor,
+                )
+            )
+        messages.append(str(caught.value))
+        assert not (tmp_path / f"{executor}.db").exists() or not _rows(
+            tmp_path / f"{executor}.db", f"link-{executor}"
+        )
+    assert messages[0] == messages[1]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -25,7 +27,7 @@ __all__ = ["compare"]
 
 @click.command()
 @click.argument("baseline")
-@click.argument("candidate")
+@click.argument("candidate", required=False)
 @click.option(
     "--metric",
     default="pass@1",
@@ -62,7 +64,7 @@ __all__ = ["compare"]
 @user_errors
 def compare(
     baseline: str,
-    candidate: str,
+    candidate: str | None,
     metric: str,
     gate: str | None,
     confidence: float,
@@ -80,6 +82,9 @@ def compare(
 ) -> None:
     """Compare BASELINE and CANDIDATE task by task (each LEDGER or LEDGER:RUN_ID).
 
+    With BASELINE alone, a ledger of exactly two runs: the earlier run is the baseline, the later
+    the candidate (said first, on standard error).
+
     Each LEDGER is a ledger file or another harness's result file (--source, or detected), e.g.
     a SWE-bench leaderboard file with one run per system: FILE:SYSTEM_KEY.
 
@@ -90,14 +95,18 @@ def compare(
     over tasks, mid-p McNemar with single attempts), so they never disagree. Exit 1 when --gate
     fails or cannot decide, 2 on bad input.
     """
-    from pathlib import Path
-
     from trialbook import report as render
     from trialbook.analysis import CompareOptions, compare_runs
     from trialbook.importers import ImportOptions, read_source
 
     def read(path: Path) -> Ledger:
         return read_source([path], source, ImportOptions(scorer=scorer, reward=reward))
+
+    if candidate is None:
+        baseline, candidate = _two_runs(baseline, read)
+        click.echo(
+            f"comparing baseline {baseline} (the earlier run) with candidate {candidate}", err=True
+        )
 
     # two runs of a race (or --sequential): the anytime-valid interval, never a fixed-design one
     if sequential_report(baseline, candidate, sequential, confidence, seed, fmt, gate, read):
@@ -138,3 +147,29 @@ def compare(
         click.echo(f"gate {gate}: {verdict} ({result.decision})", err=True)
     if failed:
         sys.exit(EXIT_GATE)
+
+
+def _two_runs(spec: str, read: Callable[[Path], Ledger]) -> tuple[str, str]:
+    """BASELINE alone: the two runs of that one ledger, earlier first; else the commands to type."""
+    from trialbook.errors import ArgumentError
+
+    if not Path(spec).exists():
+        head, sep, _ = spec.rpartition(":")
+        if not (sep and Path(head).exists()):
+            raise ArgumentError(f"{spec}: no such file")
+        raise ArgumentError(
+            f"{spec}: give CANDIDATE too (BASELINE alone must be a ledger holding two runs)"
+        )
+    runs = read(Path(spec)).run_ids
+    if len(runs) == 2:
+        return f"{spec}:{runs[0]}", f"{spec}:{runs[1]}"
+    if len(runs) < 2:
+        held = f"one run ({runs[0]})" if runs else "no run"
+        raise ArgumentError(
+            f"{spec} holds {held}: give CANDIDATE, another ledger or LEDGER:RUN_ID to compare with"
+        )
+    shown = ", ".join(runs[:10]) + (f" and {len(runs) - 10} more" if len(runs) > 10 else "")
+    raise ArgumentError(
+        f"{spec} holds {len(runs)} runs ({shown}): name two, e.g. "
+        f"trialbook compare {spec}:{runs[0]} {spec}:{runs[1]}"
+    )

@@ -48,8 +48,9 @@ def demo(out: Path, jobs: int, sandbox: str | None) -> None:
     from rich.console import Console
 
     from trialbook import report as render
-    from trialbook.demo import run_demo
+    from trialbook.demo import check_out, run_demo
 
+    check_out(out)  # a folder that cannot take the demo: its one line before any banner
     # the banner and the summary on standard output, wrapped at words to the terminal (80
     # columns when piped); the steps on standard error
     console = Console(highlight=False)
@@ -78,7 +79,7 @@ def demo(out: Path, jobs: int, sandbox: str | None) -> None:
         "'source .venv/bin/activate' first):",
         markup=False,
     )
-    for command in ("score", "report"):
+    for command in ("score", "report", "compare"):  # compare: the ledger's two runs
         console.print(f"  trialbook {command} {out / 'ledger.db'}", markup=False, soft_wrap=True)
 
 

@@ -155,6 +155,14 @@ def run(
         raise ArgumentError("give the SUITE folder, or a suite in trialbook.toml (docs/cli.md)")
     if resume is None and agent is None:
         raise ArgumentError("give --agent, or an agent in trialbook.toml (docs/cli.md)")
+    if run_id is not None and ledger.suffix.lower() == ".db" and ledger.is_file():
+        from trialbook.harness import list_runs
+
+        if any(r.run_id == run_id for r in list_runs(ledger)):
+            raise ArgumentError(
+                f"--run-id: run {run_id!r} already exists in {ledger}: to finish it, "
+                f"--resume {run_id}; for a new run, leave out --run-id (or give a new id)"
+            )
     env = passed_env(pass_env)
     options = RunOptions(
         suite=suite_dir,

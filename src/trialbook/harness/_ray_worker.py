@@ -112,8 +112,11 @@ def _materialize(scratch: Path, material: Material) -> Path:
     """The worker's copy of a fixture or oracle, unpacked once per worker and run (the attempt
     copies it again and checks that copy against the digest)."""
     folder = scratch / "material" / f"{material.kind}-{material.digest.replace(':', '-')}"
-    if folder.is_dir() or not material.ref:
-        return folder  # absent: an empty oracle, which the attempt hashes as such
+    if folder.is_dir():
+        return folder
+    if not material.ref:  # an empty (or absent) folder travels as no data: an empty folder here,
+        folder.mkdir(parents=True, exist_ok=True)  # which the attempt copies and hashes as empty
+        return folder
     import ray
 
     data = ray.get(material.ref[0], timeout=FETCH_TIMEOUT_S)

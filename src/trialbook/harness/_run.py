@@ -135,17 +135,23 @@ def _check_options(options: RunOptions) -> None:
             argument="rerun_infra",
         )
     if options.resume is not None and not options.ledger.is_file():
-        raise ArgumentError(f"no ledger {str(options.ledger)!r} to resume from", argument="resume")
+        raise ArgumentError(
+            f"{options.ledger}: no such file (no ledger to resume from)", argument="resume"
+        )
 
 
 def _frozen_suite(root: Path) -> tuple[Suite, Lock]:
     """The suite and its lock, refusing a lock that is missing or no longer matches the files."""
     suite = load_suite(root)
     check = check_lock(suite)
+    if check.locked_id is None:
+        raise SuiteError(
+            f"{suite.root}: the suite has no lock: run 'trialbook suite freeze {suite.root}' first"
+        )
     if not check.matches:
         what = "; ".join(check.changed)
         raise SuiteError(
-            f"{suite.root}: the suite lock is stale or missing ({what}): "
+            f"{suite.root}: the suite lock is stale ({what}): "
             f"run 'trialbook suite freeze {suite.root}' and start a new run"
         )
     return suite, check.current

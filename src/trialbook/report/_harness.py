@@ -76,6 +76,7 @@ def grader_check_to_dict(check: GraderCheck) -> dict[str, Any]:
         "check_false_accepts": check.check_false_accepts,
         "check_false_rejects": check.check_false_rejects,
         "failed": check.failed,
+        "unvalidated": list(check.unvalidated),
         "graders": [
             {
                 "grader": grader,
@@ -153,6 +154,14 @@ def grader_check_text(check: GraderCheck) -> str:
             lines.append(
                 f"  {kind} of check {name!r}: {c.task_id} {c.case} should {want}, {saw}{why}"
             )
+    if check.unvalidated:
+        every = {c.task_id for c in check.cases}
+        lines += [
+            "",
+            f"NOT VALIDATED: {len(check.unvalidated)} of {len(every)} task(s) have no known-good "
+            "sample (reference/ or references/<name>/): false rejects are not measured there, so "
+            "a grader that fails everything looks clean: " + ", ".join(check.unvalidated),
+        ]
     return "\n".join(lines)
 
 

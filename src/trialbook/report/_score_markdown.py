@@ -40,8 +40,15 @@ def _headline(run: RunScore) -> str:
     return f"### `{run.run_id}`{who}: {figures} · {v.design(run)}{v.unfinished(run)}"
 
 
+_WARNINGS = ("too few tasks",)
+"""Notes that qualify every figure of the run: shown under the headline, never folded away."""
+
+
 def _run(run: RunScore, tasks: bool, every: bool) -> list[str]:
     out = [_headline(run), ""]
+    warned = [n for n in run.notes if n.startswith(_WARNINGS)]
+    for note in warned:  # a quote block each: two quoted lines in a row would join into one
+        out += [f"> **warning:** {v.md_text(note)}", ""]
     if run.faults is not None:
         out += [
             f"{run.faults.tasks} fault-case task(s) are kept out of these figures; "
@@ -102,11 +109,10 @@ def _run(run: RunScore, tasks: bool, every: bool) -> list[str]:
         if len(shown) > TASKS_SHOWN:
             body += ["", f"_first {TASKS_SHOWN} of {len(shown)} tasks; --format json has all_"]
         out += _fold(f"Tasks ({run.tasks})", body)
-    notes = v.variance_lines(run) + v.unweighted_note(run) + [f"note: {n}" for n in run.notes]
+    kept = [n for n in run.notes if n not in warned]
+    notes = v.variance_lines(run) + v.unweighted_note(run) + [f"note: {n}" for n in kept]
     who = v.identity(run)
-    out += _fold(
-        f"Variance and notes ({len(run.notes)} note(s))", [f"- {v.md_text(n)}" for n in notes]
-    )
+    out += _fold(f"Variance and notes ({len(kept)} note(s))", [f"- {v.md_text(n)}" for n in notes])
     if who:
         out += [f"<sub>{who}</sub>", ""]
     return out
