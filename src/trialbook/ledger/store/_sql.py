@@ -38,7 +38,9 @@ _OFFSET = f"[+-]{_D * 2}:{_D * 2}"
 
 
 def quoted(name: str) -> str:
-    return f'"{name}"'
+    """An SQL identifier, quoted: a ``"`` inside it doubled, so that a column name another tool
+    chose (``x", (SELECT ...) AS "y``) stays one name and is never spliced into the query."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _stamp_ok(col: str) -> str:
@@ -106,7 +108,7 @@ def row_doubts(present: set[str], trusted: bool) -> str:
         doubts.append(f'"protocol" IS NOT NULL AND "protocol" NOT IN ({known_protocols})')
     for name in ("started_at", "finished_at"):
         if name in present:
-            doubts.append(f'"{name}" IS NOT NULL AND coalesce({_stamp_ok(name)}, 0) = 0')
+            doubts.append(f"{quoted(name)} IS NOT NULL AND coalesce({_stamp_ok(name)}, 0) = 0")
     if {"started_at", "finished_at"} <= present:
         # an instant within a millisecond of the start is left to the precise check
         doubts.append('coalesce(julianday("finished_at") < julianday("started_at") + 1e-8, 0)')
