@@ -139,3 +139,45 @@ def test_a_runs_row_the_store_would_not_have_written_is_one_line(
     db = _run_with(tmp_path / "l.db", column, value)
     text = _one_line_exit_2(_cli(command, str(db)))
     assert f"run 'r': {said}" in text
+
+
+def _bypassed(path: Path, column: str, value: object) -> Path:
+    """A store of ours into which another hand wrote a row past the CHECKs of its table."""
+    with LedgerStore(path) as store:
+        store.create_run(RunRecord(run_id="r"))
+    row = base_row("t", 0, passed=True, k=1, run_id="r", cost=0.5) | {column: value}
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("PRAGMA ignore_check_constraints = ON")
+        conn.execute(
+            f"INSERT INTO attempts ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+            [int(v) if isinstance(v, bool) else v for v in row.values()],
+        )
+    conn.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "said"),
+    [
+        ("elapsed_s", b"\x01\x02", "field 'elapsed_s': expected a number, got b'\\x01\\x02'"),
+        # read as a flag, a blob would have been a pass
+        ("passed", b"\x01", "field 'passed': expected true or false, got b'\\x01'"),
+        ("cost", b"\x00", "field 'cost': expected a number"),
+        ("task_id", b"t", "field 'task_id': expected a string"),
+        ("elapsed_s", -1.0, "field 'elapsed_s'"),
+    ],
+)
+@pytest.mark.parametrize("command", ["score", "export", "report", "compare"])
+def test_a_value_stored_past_the_checks_is_one_line_in_every_command(
+    tmp_path: Path, column: str, value: object, said: str, command: str
+) -> None:
+    db = str(_bypassed(tmp_path / "l.db", column, value))
+    args = {
+        "export": (db, "--format", "jsonl"),
+        "report": (db, "--output", str(tmp_path / "r.html")),
+        "compare": (db, db),
+    }.get(command, (db,))
+    text = _one_line_exit_2(_cli(command, *args))
+    assert said in text
+    assert not (tmp_path / "r.html").exists()

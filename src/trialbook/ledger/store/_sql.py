@@ -18,6 +18,7 @@ __all__ = [
     "literal",
     "quoted",
     "row_doubts",
+    "type_doubts",
     "unique_key",
 ]
 
@@ -121,6 +122,14 @@ def row_doubts(present: set[str], trusted: bool) -> str:
     if "lost" in present:  # a lost attempt is an infrastructure error (ledger._rules)
         doubts.append('"lost" IS 1 AND "status" IS NOT \'infra_error\'')
     return " OR ".join(f"coalesce({d}, 0)" for d in doubts)  # each is non-NULL when it flags
+
+
+def type_doubts(present: set[str]) -> str:
+    """SQL true (1) for a row holding a value its column's CHECK forbids (a type, a range, a
+    missing required value not named in ``not_recorded``): a writer that set
+    ``PRAGMA ignore_check_constraints`` may have stored one in a table of the store's own schema."""
+    doubts = [d for f in FIELDS if f.name in present for d in _type_doubts(f)]
+    return " OR ".join(f"coalesce({d}, 0)" for d in doubts)
 
 
 def _type_doubts(f: Field) -> list[str]:
