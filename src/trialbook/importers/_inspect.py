@@ -29,7 +29,16 @@ from typing import Any
 
 from trialbook.errors import ArgumentError, Problem, TrialbookError
 from trialbook.importers._base import ImportedRun, ImportOptions
-from trialbook.importers._common import attempt_row, expand, fail, raise_problems, show, source_file
+from trialbook.importers._common import (
+    attempt_row,
+    expand,
+    fail,
+    raise_problems,
+    show,
+    source_file,
+    too_large,
+)
+from trialbook.importers._inflate import inflated_past
 
 __all__ = ["INSPECT", "InspectLogs"]
 
@@ -74,7 +83,24 @@ class InspectLogs:
             yield _read_log(path, options)
 
 
+def _bounded(path: Path, limit: int) -> None:
+    """Refuse a log that would inflate past ``limit``: a ``.json`` log larger than it, or an
+    ``.eval`` (a zip) with a member that inflates to more (measured by inflating it, as
+    inspect-ai will: the size a zip's directory records is whatever its writer put there)."""
+    if path.suffix.lower() != ".eval":
+        if (size := path.stat().st_size) > limit:
+            raise too_large(path, f"holds {size:,} bytes", limit)
+        return
+    try:
+        found = inflated_past(path, limit)
+    except Exception as exc:  # zipfile, zlib and zstandard each raise their own kinds
+        raise fail(path, f"not a readable Inspect log: {_reason(exc)}") from None
+    if found is not None:
+        raise too_large(path, f"member {found!r} inflates to more", limit)
+
+
 def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
+    _bounded(path, options.max_bytes)
     log_module = _reader()
     from inspect_ai.scorer import value_to_float
 
