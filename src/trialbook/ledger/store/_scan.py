@@ -37,6 +37,7 @@ from trialbook.ledger._table import Ledger
 from trialbook.ledger._tally import Known, RunTally, tally_ledger
 from trialbook.ledger.store._columns import DamagedColumns, covered, load_columns
 from trialbook.ledger.store._connection import read_method, reading
+from trialbook.ledger.store._digest import vouch_for
 from trialbook.ledger.store._queries import (
     before_first_pass,
     completions,
@@ -193,6 +194,7 @@ class StoreTallies:
             )
         except DamagedColumns:  # a copy that is not its rows: the rows themselves are read
             return None
+        vouch_for(self._conn, ledger, self._present, run_id, self._path)
         return ledger
 
     # ------------------------------------------------------------------ tallies
