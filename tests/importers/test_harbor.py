@@ -18,6 +18,7 @@ from tests.importers.conftest import run
 from trialbook import ScoreOptions, score_ledger
 from trialbook.errors import ArgumentError
 from trialbook.importers import ImportOptions, detect_source, read_source
+from trialbook.importers._base import MAX_SOURCE_BYTES
 from trialbook.importers._harbor import _read_job
 from trialbook.importers._harbor_rules import HARBOR_TABLE, cause_of, harbor_mean, harbor_pass_at_k
 from trialbook.ledger import ledger_rows, read_checks
@@ -46,7 +47,7 @@ def test_the_fixtures_follow_the_table_version() -> None:
 @pytest.mark.parametrize("job", JOBS)
 def test_reward_valid_cause_and_usage_are_harbors(job: str) -> None:
     """Our reading of each trial equals Harbor's TrialResult properties on the same file."""
-    ours = {t.name: t for t in _read_job(DATA / job).trials}
+    ours = {t.name: t for t in _read_job(DATA / job, MAX_SOURCE_BYTES).trials}
     theirs = harbor_trials(job)
     assert set(ours) == set(theirs)
     for name, h in theirs.items():
@@ -258,7 +259,7 @@ def test_an_exception_name_the_table_does_not_know_is_unclassified(tmp_path: Pat
 
     edit_result(trial, new_name)
     assert cause_of("ErrorOfANewerHarbor") == "unclassified"
-    (t,) = [t for t in _read_job(job).trials if t.name == trial.name]
+    (t,) = [t for t in _read_job(job, MAX_SOURCE_BYTES).trials if t.name == trial.name]
     # TrialResult.reward_valid: an unclassified policy's reward is not valid
     assert t.reward_valid is False
     rows = rows_of(str(job))

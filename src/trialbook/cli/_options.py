@@ -68,6 +68,10 @@ def user_errors(fn: F) -> F:
             fail(exc.problems)
         except OSError as exc:
             fail([f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")])
+        except MemoryError:
+            # an input too large for this machine's memory (numpy's _ArrayMemoryError is one):
+            # one line; a reading command has written nothing (an import writes after its read)
+            fail(["out of memory reading the input: too large for this machine"])
 
     return wrapper  # type: ignore[return-value]
 

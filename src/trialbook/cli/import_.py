@@ -37,6 +37,14 @@ SOURCES = (*IMPORT_SOURCES, "jsonl", "csv")
     "for other harnesses' files (they run independent trials); a jsonl/csv file keeps what its "
     "rows record (this fills rows that record none).",
 )
+@click.option(
+    "--max-source-mib",
+    type=click.IntRange(min=1),
+    default=64,  # importers.MAX_SOURCE_BYTES (not imported here: the CLI starts without numpy)
+    show_default=True,
+    help="The most MiB one source file may hold, or one member of an Inspect .eval inflate to "
+    "(a JSON file is parsed whole, about 17 bytes of memory per byte): past it, not read.",
+)
 @source_options
 @reward_option
 @user_errors
@@ -50,6 +58,7 @@ def import_(
     scorer: str | None,
     protocol: str | None,
     reward: str | None,
+    max_source_mib: int,
 ) -> None:
     """Append SOURCE files to a SQLite ledger: every row validated, all files or none.
 
@@ -101,6 +110,7 @@ def import_(
                     )
     else:
         options = ImportOptions(
+            max_bytes=max_source_mib * 1024**2,
             run_id=run_id,
             system=system,
             as_attempts=as_attempts,

@@ -75,19 +75,19 @@ class Harbor:
             raise ArgumentError(
                 f"run_id names one run, but {len(paths)} job folders were given", argument="run_id"
             )
-        jobs = [_read_job(p) for p in paths]
+        jobs = [_read_job(p, options.max_bytes) for p in paths]
         for job in jobs:
             yield from _runs(job, options)
 
 
-def _read_job(path: Path) -> Job:
+def _read_job(path: Path, limit: int) -> Job:
     if not path.is_dir():
         raise fail(path, "not a Harbor job folder (a folder holding config.json and trial folders)")
     config_path = path / "config.json"
     if not config_path.is_file():
         raise fail(path, "no config.json here: not a Harbor job folder")
     problems: list[Problem] = []
-    config = Record(load_json(config_path), config_path, "the job config", problems)
+    config = Record(load_json(config_path, limit), config_path, "the job config", problems)
     n_attempts = config.integer("n_attempts", required=False, low=1) if config.ok else None
     files = [source_file(config_path)]
     version: str | None = None
@@ -95,7 +95,7 @@ def _read_job(path: Path) -> Job:
     lock_path = path / "lock.json"
     if lock_path.is_file():
         files.append(source_file(lock_path))
-        lock = Record(load_json(lock_path), lock_path, "the job lock", problems)
+        lock = Record(load_json(lock_path, limit), lock_path, "the job lock", problems)
         harbor = lock.obj("harbor", required=False) if lock.ok else None
         version = harbor.text("version", required=False) if harbor is not None else None
         retry = lock.obj("retry", required=False) if lock.ok else None
@@ -112,7 +112,7 @@ def _read_job(path: Path) -> Job:
     result_path = path / "result.json"
     if result_path.is_file():
         files.append(source_file(result_path))
-        result = Record(load_json(result_path), result_path, "the job result", problems)
+        result = Record(load_json(result_path, limit), result_path, "the job result", problems)
         job_id = result.text("id", required=False) if result.ok else None
         found = result.obj("stats", required=False) if result.ok else None
         stats = found.data if found is not None else None
@@ -132,7 +132,7 @@ def _read_job(path: Path) -> Job:
                 )
             continue
         files.append(source_file(trial_result))
-        trial = _read_trial(trial_result, problems)
+        trial = _read_trial(trial_result, problems, limit)
         if trial is not None:
             trials.append(trial)
     raise_problems(problems)
@@ -154,8 +154,8 @@ def _check_one_job(path: Path, trials: list[Trial], job_id: str | None) -> None:
         )
 
 
-def _read_trial(path: Path, problems: list[Problem]) -> Trial | None:
-    doc = load_json(path)
+def _read_trial(path: Path, problems: list[Problem], limit: int) -> Trial | None:
+    doc = load_json(path, limit)
     rec = Record(doc, path, "the trial result", problems)
     if not rec.ok:
         return None

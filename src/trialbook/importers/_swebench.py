@@ -68,7 +68,7 @@ class SweBench:
         files = expand(paths, (".json",))
         runs: list[ImportedRun] = []
         for path in files:
-            doc = load_json(path)
+            doc = load_json(path, options.max_bytes)
             if isinstance(doc, Mapping) and "total_instances" in doc:
                 runs.append(_report(path, doc, options))
             elif (

@@ -83,7 +83,7 @@ class TerminalBench:
                 f"as_attempts must be files or runs, got {options.as_attempts!r}",
                 argument="as_attempts",
             )
-        files = [_parse(p) for p in expand(paths, (".json",))]
+        files = [_parse(p, options.max_bytes) for p in expand(paths, (".json",))]
         if len(files) == 1:
             yield _run(files, options, pooled=False)
             return
@@ -109,8 +109,8 @@ class TerminalBench:
         yield _run(files, options, pooled=True)
 
 
-def _parse(path: Path) -> _File:
-    doc = load_json(path)
+def _parse(path: Path, limit: int) -> _File:
+    doc = load_json(path, limit)
     problems: list[Problem] = []
     top = Record(doc, path, "the file", problems)
     results = top.items("results") if top.ok else None

@@ -51,6 +51,9 @@ _RC: dict[str, Any] = {
     "axes.axisbelow": True,
     "legend.frameon": False,
     "path.simplify": False,
+    # no mathtext: a stratum, task id or system from a ledger is text, never TeX ("$\\frac{$" would
+    # raise matplotlib's ParseSyntaxException; "$x$" would print as math)
+    "text.parse_math": False,
 }
 
 
