@@ -24,7 +24,7 @@ from pathlib import Path
 from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
 from trialbook.harness._feedback import FEEDBACK_VAR
-from trialbook.harness._fs import agent_filled_the_disk, free_bytes, remove_tree
+from trialbook.harness._fs import Free, agent_filled_the_disk, free_space, remove_tree
 from trialbook.harness._process import NOT_STARTED, Captured, Outcome, not_started, run_command
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
 from trialbook.harness._spec import AttemptResult, AttemptSpec
@@ -111,14 +111,14 @@ def run_attempt(spec: AttemptSpec) -> AttemptResult:
     notes: list[str] = []
     row = attempt_fields(spec)
     attempt_dir: Path | None = None
-    free_at_start = 0
+    free_at_start = Free(0, 0)
     captured = Captured()
     try:
         try:
             attempt_dir = Path(
                 tempfile.mkdtemp(prefix=f"{spec.task_id}.{spec.attempt_index}.", dir=spec.scratch)
             ).resolve()
-            free_at_start = free_bytes(attempt_dir)
+            free_at_start = free_space(attempt_dir)
             passed = _attempt(spec, attempt_dir, captured, row, notes)
         except (OSError, _Changed) as exc:
             filled = (
