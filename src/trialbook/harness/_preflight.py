@@ -257,7 +257,9 @@ def _probe(
             Limits(cpu_s=10),
             names=command,
         )
-        done = subprocess.run(argv, capture_output=True, timeout=60, check=False, text=True)
+        done = subprocess.run(
+            argv, env=env, capture_output=True, timeout=60, check=False, text=True
+        )
     except (OSError, subprocess.TimeoutExpired):
         return []  # the attempts will say what goes wrong, as infra errors
     finally:

@@ -5,7 +5,7 @@ namespace (loopback only); of the host only the system folders, the Python runni
 what the command names, read-only; only the workspace and the attempt's io folder writable; the suite
 folder, the ledger file and its journals, the transcripts and every other attempt's folder not there
 (a shown folder that holds one is rebuilt without it); a fresh /proc (the harness and its environment are not visible), a fresh /tmp; the
-environment cleared; ``--die-with-parent`` so the whole sandbox dies with the harness. Every
+environment exactly the one the harness starts bwrap with (never in bwrap's argv); ``--die-with-parent`` so the whole sandbox dies with the harness. Every
 capability is dropped (also when the harness runs as root) and, where bwrap allows it, the sandbox has
 its own user namespace in which no further one can be made: mount, umount, remount and raw sockets
 fail inside.
@@ -206,7 +206,9 @@ def wrap(
     info_fd: int | None = None,
     names: str | None = None,
 ) -> list[str]:
-    """The argv that runs ``command`` (through ``/bin/sh -c``) in ``tier``.
+    """The argv that runs ``command`` (through ``/bin/sh -c``) in ``tier``, to be started with
+    exactly ``env`` as its environment: no value of ``env`` is in the argv (a process's argv is
+    world-readable in /proc/PID/cmdline, its environment only by its own user).
 
     ``names``: the command whose named paths are shown (default ``command``); the pre-flight probe
     runs its checks with exactly the view the command it checks will get.
@@ -274,9 +276,10 @@ def wrap(
     for path in (spec.workspace, *spec.writable):
         args += ["--bind", str(path), str(path)]
     # the sandbox's own root (where the mount points were made) read-only, once they are all made
-    args += ["--remount-ro", "/", "--chdir", str(spec.workspace), "--clearenv"]
-    for key, value in env.items():
-        args += ["--setenv", key, value]
+    # No --clearenv and no --setenv: bwrap hands its own environment, which the caller makes
+    # exactly ``env``, to the command. A value in bwrap's argv (an API key given with --pass-env) is
+    # readable by every user of the machine in /proc/PID/cmdline; an environment only by its own.
+    args += ["--remount-ro", "/", "--chdir", str(spec.workspace)]
     return [*args, "--", *inner]
 
 
