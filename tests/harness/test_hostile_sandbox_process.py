@@ -77,12 +77,29 @@ def test_the_harness_is_root_or_cgroups_are_documented_missing() -> None:
         assert available()
 
 
+def _cmdline(pid: int) -> bytes:
+    """``pid``'s command line, empty once it has exited: a process listed a moment ago may be gone
+    by now (a FileNotFoundError here once failed a landing)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _watchdog_of(harness: int) -> list[int]:
     return [
         p
         for p in alive_with("trialbook.harness._watchdog")
-        if f" {harness} ".encode() in Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ")
+        if f" {harness} ".encode() in _cmdline(p).replace(b"\0", b" ")
     ]
+
+
+def test_the_watchdog_lookup_reads_what_exists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process listed as alive that exits before its command line is read is simply not one."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # reaped: /proc/PID is no more
+    monkeypatch.setattr(sys.modules[__name__], "alive_with", lambda marker: [gone.pid])
+    assert _watchdog_of(os.getpid()) == []
 
 
 @pytest.mark.parametrize("tier", TIERS)
