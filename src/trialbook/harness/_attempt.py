@@ -11,6 +11,7 @@ that no longer matches its digest) become ``infra_error`` rows.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import math
 import os
@@ -23,9 +24,17 @@ from pathlib import Path
 
 from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
+from trialbook.harness._channel import VERDICT_VAR, VerdictChannel
 from trialbook.harness._feedback import FEEDBACK_VAR
 from trialbook.harness._fs import Free, agent_filled_the_disk, free_space, remove_tree
-from trialbook.harness._process import NOT_STARTED, Captured, Outcome, not_started, run_command
+from trialbook.harness._process import (
+    NOT_STARTED,
+    Captured,
+    InfoPipe,
+    Outcome,
+    not_started,
+    run_command,
+)
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
 from trialbook.harness._spec import AttemptResult, AttemptSpec
 from trialbook.harness._sweep import RELEASE_S, TOKEN_VAR
@@ -329,6 +338,36 @@ def grade_workspace(
     # HOME or in the attempt folder (a user site-packages with usercustomize.py, say) must not reach
     # the grader. In bwrap the attempt folder is not mounted, so HOME does not exist there.
     home = tempfile.mkdtemp(prefix="grader-home.", dir=attempt_dir)
+    channel = VerdictChannel(attempt_dir)  # harness/_channel.py: no process it runs can hold it
+    try:
+        return _grade(workspace, attempt_dir, captured, channel, copy, home, task_id=task_id,
+                      grader=grader, grader_timeout_s=grader_timeout_s, tier=tier, token=token,
+                      attempt_index=attempt_index, seed=seed, hidden=hidden, grace_s=grace_s,
+                      memory_mb=memory_mb, outcomes=outcomes)  # fmt: skip
+    finally:
+        channel.close()
+
+
+def _grade(
+    workspace: Path,
+    attempt_dir: Path,
+    captured: Captured,
+    channel: VerdictChannel,
+    copy: Path,
+    home: str,
+    *,
+    task_id: str,
+    grader: str,
+    grader_timeout_s: float,
+    tier: Tier,
+    token: str,
+    attempt_index: int,
+    seed: int,
+    hidden: tuple[Path, ...],
+    grace_s: float,
+    memory_mb: int,
+    outcomes: tuple[str, ...],
+) -> Verdict | None:
     env = base_env(
         {
             "HOME": home,
@@ -337,10 +376,11 @@ def grade_workspace(
             "TRIALBOOK_TASK_ID": task_id,
             "TRIALBOOK_ATTEMPT": str(attempt_index),
             "TRIALBOOK_SEED": str(seed),
+            VERDICT_VAR: str(channel.path),
             TOKEN_VAR: token,
         }
     )
-    sandbox = SandboxSpec(workspace=workspace, readonly=(copy,), hidden=hidden)
+    sandbox = SandboxSpec(workspace=workspace, readonly=(copy, channel.folder), hidden=hidden)
     limits = Limits(cpu_s=math.ceil(grader_timeout_s) + 10, memory_mb=memory_mb)
     outcome = _sandboxed(
         "grader",
@@ -361,7 +401,12 @@ def grade_workspace(
         return Verdict(passed=False, notes=(stopped,))
     if why := not_started(outcome, captured.text("grader.stderr"), workspace_is_agents=True):
         return Verdict(passed=False, notes=(f"{_GRADER_MISSING} could not be started ({why})",))
-    return read_verdict(captured.text("grader.stdout"), outcome.exit_code == 0, outcomes)
+    said, others = channel.take()
+    verdict = read_verdict(captured.text("grader.stdout"), outcome.exit_code == 0, outcomes, said)
+    if others:
+        ignored = f"{others} later connection(s) to the verdict channel ignored"
+        return dataclasses.replace(verdict, notes=(*verdict.notes, ignored))
+    return verdict
 
 
 _GRADER_MISSING = "harness error: the grader's command"
@@ -382,7 +427,7 @@ def _sandboxed(
     grace_s: float,
 ) -> Outcome:
     """Run the agent's or the grader's command in the tier; OSError if the sandbox did not start."""
-    info = _InfoPipe(tier)
+    info = InfoPipe(bwrap=tier == "bwrap")
     try:
         outcome = run_command(
             wrap(tier, command, sandbox, env, limits, info_fd=info.write_fd),
@@ -445,28 +490,3 @@ def _empty_folder() -> Path:
     folder.chmod(0o555)
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     return folder
-
-
-class _InfoPipe:
-    """bwrap's --info-fd: it writes the child's pid once the sandbox is set up (bwrap tier only);
-    ``run_command`` reads it."""
-
-    def __init__(self, tier: Tier) -> None:
-        self.read_fd: int | None = None
-        self.write_fd: int | None = None
-        if tier == "bwrap":
-            self.read_fd, self.write_fd = os.pipe()
-            os.set_blocking(self.read_fd, False)
-
-    @property
-    def pass_fds(self) -> tuple[int, ...]:
-        return () if self.write_fd is None else (self.write_fd,)
-
-    def started(self, outcome: Outcome) -> bool:
-        """Whether the sandbox came up (always true for the process tier)."""
-        return self.write_fd is None or b"child-pid" in outcome.sandbox_info
-
-    def close(self) -> None:
-        if self.read_fd is not None:
-            os.close(self.read_fd)
-            self.read_fd = None

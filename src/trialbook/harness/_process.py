@@ -31,7 +31,7 @@ from trialbook.harness._sweep import (
     sweep,
 )
 
-__all__ = ["NOT_STARTED", "Captured", "Outcome", "not_started", "run_command"]
+__all__ = ["NOT_STARTED", "Captured", "InfoPipe", "Outcome", "not_started", "run_command"]
 
 _CANCEL_CHECK_S = 0.2
 
@@ -335,6 +335,31 @@ class _SandboxInfo:
             stat = process_stat(pid) if isinstance(pid, int) and pid > 1 else None
             if pid is not None and stat is not None and not stat.dead:
                 self.init[pid] = stat.start
+
+
+class InfoPipe:
+    """bwrap's --info-fd: it writes the child's pid once the sandbox is set up (bwrap tier only);
+    ``run_command`` reads it."""
+
+    def __init__(self, *, bwrap: bool) -> None:
+        self.read_fd: int | None = None
+        self.write_fd: int | None = None
+        if bwrap:
+            self.read_fd, self.write_fd = os.pipe()
+            os.set_blocking(self.read_fd, False)
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        return () if self.write_fd is None else (self.write_fd,)
+
+    def started(self, outcome: Outcome) -> bool:
+        """Whether the sandbox came up (always true for the process tier)."""
+        return self.write_fd is None or b"child-pid" in outcome.sandbox_info
+
+    def close(self) -> None:
+        if self.read_fd is not None:
+            os.close(self.read_fd)
+            self.read_fd = None
 
 
 NOT_STARTED = "harness error:"

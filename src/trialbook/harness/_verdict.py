@@ -99,10 +99,14 @@ def _outcomes(
     return values, notes
 
 
-def read_verdict(stdout: str, exit_passed: bool, declared: tuple[str, ...] = ()) -> Verdict:
+def read_verdict(
+    stdout: str, exit_passed: bool, declared: tuple[str, ...] = (), channel: str | None = None
+) -> Verdict:
     """The verdict from the grader's stdout and whether it exited 0; ``declared`` are the outcome
-    kinds the task declares its grader reports."""
-    line = _last_line(stdout)
+    kinds the task declares its grader reports. ``channel``: what the grader wrote on the verdict
+    channel (harness/_channel.py), None when it never connected; when it did, its last line is the
+    verdict line and stdout is output only, whatever was appended to it."""
+    line = _last_line(stdout if channel is None else channel)
     obj: object = None
     notes: list[str] = []
     if line is not None and line.startswith("{"):

@@ -67,7 +67,7 @@ def test_filling_the_disk_is_the_agents_failure(
 # The oracle copy's mkdtemp then fails with ENOSPC while most bytes are still free, so a check that
 # counts bytes alone called the full disk the harness's (an infra_error, re-run by --rerun-infra).
 EXHAUST_INODES = (
-    "python -c \"import os\n"
+    'python -c "import os\n'
     "i = 0\n"
     "try:\n"
     "    while True:\n"
