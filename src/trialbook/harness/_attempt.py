@@ -27,15 +27,8 @@ from trialbook.harness._cancel import cancelled
 from trialbook.harness._channel import VERDICT_VAR, VerdictChannel
 from trialbook.harness._feedback import FEEDBACK_VAR
 from trialbook.harness._fs import Free, agent_filled_the_disk, free_space, remove_tree
-from trialbook.harness._process import (
-    NOT_STARTED,
-    Captured,
-    InfoPipe,
-    Outcome,
-    not_started,
-    run_command,
-)
-from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
+from trialbook.harness._process import NOT_STARTED, Captured, Outcome, run_sandboxed
+from trialbook.harness._sandbox import Limits, SandboxSpec, Tier
 from trialbook.harness._spec import AttemptResult, AttemptSpec
 from trialbook.harness._sweep import RELEASE_S, TOKEN_VAR
 from trialbook.harness._usage import USAGE_KEYS, read_usage
@@ -214,7 +207,7 @@ def _attempt(
         hidden=spec.hidden,
         network=budget.network,
     )
-    agent = _sandboxed(
+    agent = run_sandboxed(
         "agent",
         spec.agent,
         tier=spec.tier,
@@ -255,8 +248,9 @@ def _attempt(
         notes.insert(0, f"stopped at the {budget.timeout_s:g} s timeout")
         if not budget.grade_after_timeout:
             return False
-    if not agent.timed_out and (why := not_started(agent, captured.text("agent.stderr"))):
-        # a program the command names could not be started: the set-up's fault, not the agent's
+    if not agent.timed_out and (why := agent.not_started):
+        # the harness's own check found the program missing before the agent's code ran: the
+        # set-up's fault; a "not found" the agent printed itself is its own failure
         notes.insert(0, f"{NOT_STARTED} the agent's command could not be started ({why})")
         row.update(passed=False, timed_out=False, status="infra_error", score=None)
         return False
@@ -382,7 +376,7 @@ def _grade(
     )
     sandbox = SandboxSpec(workspace=workspace, readonly=(copy, channel.folder), hidden=hidden)
     limits = Limits(cpu_s=math.ceil(grader_timeout_s) + 10, memory_mb=memory_mb)
-    outcome = _sandboxed(
+    outcome = run_sandboxed(
         "grader",
         grader,
         tier=tier,
@@ -399,7 +393,7 @@ def _grade(
     if outcome.timed_out:
         stopped = f"grader stopped at its {grader_timeout_s:g} s timeout (counted as a fail)"
         return Verdict(passed=False, notes=(stopped,))
-    if why := not_started(outcome, captured.text("grader.stderr"), workspace_is_agents=True):
+    if why := outcome.not_started:
         return Verdict(passed=False, notes=(f"{_GRADER_MISSING} could not be started ({why})",))
     said, others = channel.take()
     verdict = read_verdict(captured.text("grader.stdout"), outcome.exit_code == 0, outcomes, said)
@@ -411,43 +405,6 @@ def _grade(
 
 _GRADER_MISSING = "harness error: the grader's command"
 """How the note of a grader that could not be started begins (the attempt is an infra error)."""
-
-
-def _sandboxed(
-    who: str,
-    command: str,
-    *,
-    tier: Tier,
-    sandbox: SandboxSpec,
-    env: dict[str, str],
-    limits: Limits,
-    timeout_s: float,
-    captured: Captured,
-    token: str,
-    grace_s: float,
-) -> Outcome:
-    """Run the agent's or the grader's command in the tier; OSError if the sandbox did not start."""
-    info = InfoPipe(bwrap=tier == "bwrap")
-    try:
-        outcome = run_command(
-            wrap(tier, command, sandbox, env, limits, info_fd=info.write_fd),
-            pass_fds=info.pass_fds,
-            cwd=sandbox.workspace,
-            env=env,
-            timeout_s=timeout_s,
-            stdout=captured.fds[f"{who}.stdout"],
-            stderr=captured.fds[f"{who}.stderr"],
-            token=token,
-            workspace=sandbox.workspace,
-            grace_s=grace_s,
-            memory_mb=limits.memory_mb,
-            info_fd=info.read_fd,
-        )
-    finally:
-        info.close()
-    if not info.started(outcome) and not outcome.cancelled:
-        raise OSError(f"the {who}'s sandbox did not start: {_last_line(captured, f'{who}.stderr')}")
-    return outcome
 
 
 def _is_dir(path: Path) -> bool:
@@ -477,11 +434,6 @@ def _reclaim(top: Path, folders: tuple[Path, ...]) -> None:
             os.chmod(folder, stat.S_IMODE(info.st_mode) | 0o700, follow_symlinks=False)
         except (OSError, NotImplementedError):
             continue  # a symlink now, or not ours: what uses it next says so
-
-
-def _last_line(captured: Captured, name: str) -> str:
-    lines = captured.text(name).strip().splitlines()
-    return lines[-1] if lines else "no output"
 
 
 @functools.cache
