@@ -180,7 +180,9 @@ class Driver:
             self._watch(row)
             if self.rounds:
                 stdout = result.output.get("grader.stdout")
-                self._feedback[(spec.task_id, spec.attempt_index)] = feedback_json(row, stdout)
+                self._feedback[(spec.task_id, spec.attempt_index)] = feedback_json(
+                    row, stdout, spec.feedback_level
+                )
             self._finished.append((row, validated))
 
     def _next(

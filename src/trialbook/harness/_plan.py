@@ -95,6 +95,7 @@ def templates(
             scratch=scratch,
             pass_env=dict(pass_env),
             outcomes=task.outcomes,
+            feedback_level=task.feedback,
             row_fields={**run_fields, "stratum": task.stratum, "weight": task.weight},
             harness=harness_stamp(),
         )

@@ -398,7 +398,8 @@ def _run(
                 "(TRIALBOOK_FEEDBACK)"
             )
             if done:  # a resumed repair run: the rounds done hand on their feedback
-                feedback = stored_feedback(store.read(run_id), options.ledger.parent)
+                levels = {t.id: t.feedback for t in suite.tasks}
+                feedback = stored_feedback(store.read(run_id), options.ledger.parent, levels)
         stop = stop or threading.Event()
         if progress is not None:
             # the rows to be run again (infra errors, neither passed nor timed out) count as to do

@@ -84,6 +84,8 @@ class AttemptSpec:
     """A repair round's view of the task's previous round (JSON, ``_feedback``): written to a
     read-only file the agent finds through ``TRIALBOOK_FEEDBACK``; None: no previous round, or an
     independent run."""
+    feedback_level: str = "checks"
+    """What this task's next repair round is told of this one (``trialbook.suite.FEEDBACK``)."""
     harness: str = ""
     """The stamp of the harness running the run (``trialbook.harness._stamp``): start ids are per
     ledger, so two harnesses running one run id on two ledgers (or the same run twice) would
