@@ -6,6 +6,7 @@ tier cannot promise this (docs/harness.md says so) and the test is skipped."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -17,10 +18,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_suite
-from tests.harness.test_run import TIERS, alive_with, run, unique_run_id, unique_seconds
+from tests.harness.test_run import (
+    TIERS,
+    alive_with,
+    carrying_tokens_of,
+    run,
+    unique_run_id,
+    unique_seconds,
+)
 from trialbook.harness import RunOptions, run_suite
 from trialbook.harness._cgroup import available
-from trialbook.harness._sweep import sweep
 from trialbook.ledger import ledger_rows, read_ledger
 
 needs_cgroups = pytest.mark.skipif(
@@ -174,7 +181,9 @@ def test_two_harnesses_running_one_run_id_leave_each_other_alone(tmp_path: Path)
     finally:
         proc.kill()
         proc.wait()
-        sweep(f"{run_id}/", prefix=True)
+        for pid in carrying_tokens_of([proc.pid]):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _sleepers(secs: str) -> list[int]:

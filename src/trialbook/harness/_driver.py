@@ -22,6 +22,7 @@ from trialbook.harness._attempt import run_attempt
 from trialbook.harness._executor import Executor
 from trialbook.harness._feedback import feedback_json
 from trialbook.harness._spec import AttemptResult, AttemptSpec
+from trialbook.harness._sweep import start_key
 from trialbook.ledger import LedgerStore, Prepared, prepare
 
 __all__ = ["EARLY_ATTEMPTS", "Driver", "Planned", "RunProgress", "Tally"]
@@ -81,6 +82,7 @@ class Planned:
             self.template,
             attempt_index=self.attempt_index,
             start_id=start_id,
+            start_key=start_key(self.template.run_id, start_id),
             budget=dataclasses.replace(self.template.budget, seed=self.seed),
             row_fields={**fields, "retry": self.retry} if self.retry else fields,
             feedback=feedback,

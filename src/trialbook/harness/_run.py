@@ -36,6 +36,7 @@ from trialbook.harness._scratch import (
     stop_watchdog,
 )
 from trialbook.harness._select import Selection, select_tasks
+from trialbook.harness._sweep import run_key
 from trialbook.ledger import LedgerStore, RunRecord
 from trialbook.suite import (
     Lock,
@@ -358,7 +359,7 @@ def _run(
             notes.append(f"{len(lost)} attempt(s) {which} will run again, each as a new row")
         transcripts = transcripts_root / run_id
         transcripts.mkdir(parents=True, exist_ok=True)
-        scratch = make_scratch(run_id)
+        scratch = make_scratch(run_id, run_key(run_id))
         specs = templates(
             tasks,
             options.agent,
@@ -419,7 +420,7 @@ def _run(
             rounds=rounds,
             feedback=feedback,
         )
-        watchdog = start_watchdog(f"{run_id}/{harness_stamp()}/", scratch)
+        watchdog = start_watchdog(f"{run_key(run_id)}/{harness_stamp()}/", scratch)
         try:
             driver.drive(todo, executor)
         except BaseException:
