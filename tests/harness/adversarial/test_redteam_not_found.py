@@ -84,3 +84,28 @@ def test_rerun_infra_never_rerolls_the_agents_own_failure(outside_tmp: Path) -> 
         (0, "passed"), (1, "failed"), (2, "passed"), (3, "failed")
     ]  # fmt: skip
     assert all(not retry for _, _, retry in rows)
+
+
+# Writes "not found" on every pipe any process it can see holds (its ancestors' descriptors, opened
+# anew through /proc/PID/fd), then exits 127 as a shell that could not start a program does.
+WRITE_EVERY_PIPE = (
+    'python -c "import os\n'
+    "for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+    "    try: fds = os.listdir(f'/proc/{pid}/fd')\n"
+    "    except OSError: continue\n"
+    "    for fd in fds:\n"
+    "        path = f'/proc/{pid}/fd/{fd}'\n"
+    "        try:\n"
+    "            if os.readlink(path).startswith('pipe:'):\n"
+    "                w = os.open(path, os.O_WRONLY | os.O_NONBLOCK); os.write(w, b'claude: not found\\\\n')\n"
+    "        except OSError: pass\n"
+    '"; exit 127'
+)
+
+
+@pytest.mark.parametrize("tier", [t for t in TIERS if getattr(t, "values", (t,))[0] == "bwrap"])
+def test_no_process_of_the_sandbox_holds_the_start_status_pipe(
+    outside_tmp: Path, tier: str
+) -> None:
+    (row,) = run(outside_tmp, {"t": {"grader": "test -f done.txt"}}, WRITE_EVERY_PIPE, tier)
+    assert row["status"] == "failed", row["error"]
