@@ -31,7 +31,7 @@ from tests.conftest import make_suite
 from trialbook.demo import SUITE_DIR, agent_material
 from trialbook.harness import RunOptions, Tally, run_suite
 from trialbook.harness._spec import AttemptResult, AttemptSpec, Budget
-from trialbook.harness._sweep import find_processes
+from trialbook.harness._sweep import find_processes, run_key
 from trialbook.ledger import LedgerStore
 from trialbook.suite import LOCK_NAME, freeze, load_suite, write_lock
 
@@ -339,7 +339,7 @@ def test_a_node_removed_mid_run_gives_infra_error_rows_and_resume_completes_the_
     starts = collections.Counter(log.read_text().splitlines())
     assert sorted(starts) == sorted(f"{t} {i}" for t, i in keys)
     assert set(starts.values()) == {1}
-    assert not find_processes("node-lost/", prefix=True)
+    assert not find_processes(f"{run_key('node-lost')}/", prefix=True)
 
     # the resume completes the run: the lost attempt again, as retry 1, on the cluster
     resume = RunOptions(suite=None, agent=None, ledger=ledger, resume="node-lost", executor="ray")
@@ -438,7 +438,7 @@ def test_a_worker_killed_mid_attempt_leaves_no_agent_process(
     while _alive(grandchild) and time.monotonic() < end:
         time.sleep(0.05)
     assert not _alive(grandchild), "the agent's setsid'd grandchild outlived its worker"
-    assert not find_processes("worker-lost/", prefix=True)
+    assert not find_processes(f"{run_key('worker-lost')}/", prefix=True)
     (row,) = _rows(ledger, "worker-lost")
     assert row["status"] == "infra_error"
     assert "its worker process died" in row["error"]
@@ -490,9 +490,9 @@ def test_a_task_cancelled_by_someone_else_is_lost_and_resumed_as_retry_1(
     assert row["lost"] == 1
     assert "the Ray cluster lost the attempt" in row["error"]
     end = time.monotonic() + 15  # the node's watchdog sweeps what the killed worker left
-    while find_processes("cancelled/", prefix=True) and time.monotonic() < end:
+    while find_processes(f"{run_key('cancelled')}/", prefix=True) and time.monotonic() < end:
         time.sleep(0.1)
-    assert not find_processes("cancelled/", prefix=True)
+    assert not find_processes(f"{run_key('cancelled')}/", prefix=True)
 
     second = run_suite(
         RunOptions(suite=None, agent=None, ledger=ledger, resume="cancelled", executor="ray")

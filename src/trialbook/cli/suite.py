@@ -25,11 +25,13 @@ def suite_freeze(directory: Path, fmt: str) -> None:
     """Hash every prompt, fixture, oracle, grader and budget field into the dataset_id, quarantine
     tasks whose oracle leaks into their prompt or fixture, and write suite.lock.json."""
     from trialbook import report as render
-    from trialbook.suite import freeze, load_suite, write_lock
+    from trialbook.suite import feedback_warnings, freeze, load_suite, write_lock
 
     loaded = load_suite(directory)
     lock = freeze(loaded)
     path = write_lock(loaded, lock)
+    for warning in feedback_warnings(loaded):
+        click.echo(f"warning: {warning}", err=True)
     if fmt == "json":
         click.echo(render.to_json(lock.to_dict()))
     else:
