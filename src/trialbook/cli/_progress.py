@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import click
+from trialbook.cli._console import echo
 
 if TYPE_CHECKING:
     from trialbook.harness import Tally
@@ -50,9 +50,9 @@ class Progress:
 
     def begin(self, run_id: str, total: int, done: Tally, notes: Sequence[str]) -> None:
         for note in notes:
-            click.echo(note, err=True)
+            echo(note, err=True)
         self.total, self.tally, self.started = total, done, time.monotonic()
-        click.echo(
+        echo(
             f"run {run_id}: {total - done.done} attempts to run "
             f"({done.done} already in the ledger)",
             err=True,
@@ -97,7 +97,7 @@ class Progress:
         if self._bar is not None:
             self._bar.update(self._task, completed=self.tally.done, stats=stats)
         else:
-            click.echo(
+            echo(
                 f"[{self.tally.done}/{self.total}] {row['task_id']} #{row['attempt_index']}: "
                 f"{row['status']} ({float(row['elapsed_s']):.1f} s) · {stats}",
                 err=True,

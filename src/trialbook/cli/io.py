@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo
 from trialbook.cli._options import fail, format_option, user_errors
 
 __all__ = ["export"]
@@ -43,4 +44,4 @@ def export(ledger: Path, run: str | None, fmt: str, output: Path | None) -> None
         sys.stdout.buffer.flush()
         return
     count = write_ledger_file(rows, fmt, output)  # type: ignore[arg-type]
-    click.echo(f"wrote {count} attempts to {output}", err=True)
+    echo(f"wrote {count} attempts to {output}", err=True)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from trialbook.report._json import to_json
     from trialbook.report._passk import PASSK_SCHEMA, passk_json, passk_text, passk_to_dict
     from trialbook.report._plan import PLAN_SCHEMA, plan_text, plan_to_dict
+    from trialbook.report._printable import printable
     from trialbook.report._race import (
         RACE_SCHEMA,
         SEQUENTIAL_SCHEMA,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         sequential_text,
         sequential_to_dict,
     )
+    from trialbook.report._rich import printable_renderable
     from trialbook.report._runs import RUNS_SCHEMA, runs_text, runs_to_dict
     from trialbook.report._score import SCORE_SCHEMA, score_to_dict
     from trialbook.report._score_markdown import score_markdown
@@ -78,6 +80,8 @@ __all__ = [
     "passk_to_dict",
     "plan_text",
     "plan_to_dict",
+    "printable",
+    "printable_renderable",
     "race_look_line",
     "race_text",
     "race_to_dict",
@@ -122,6 +126,8 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("to_json",), "_json"),
     **dict.fromkeys(("PASSK_SCHEMA", "passk_json", "passk_text", "passk_to_dict"), "_passk"),
     **dict.fromkeys(("PLAN_SCHEMA", "plan_text", "plan_to_dict"), "_plan"),
+    **dict.fromkeys(("printable",), "_printable"),
+    **dict.fromkeys(("printable_renderable",), "_rich"),
     **dict.fromkeys(
         (
             "RACE_SCHEMA",

@@ -471,7 +471,11 @@ def md_text(text: str) -> str:
 
 def render_plain(renderable: Any, width: int = 100) -> str:
     """Render without colour at a fixed width (for golden tests and files)."""
-    console = Console(width=width, color_system=None, record=True, file=io.StringIO())
-    console.print(renderable)
+    from trialbook.report._rich import printable_renderable
+
+    console = Console(
+        width=width, color_system=None, markup=False, emoji=False, record=True, file=io.StringIO()
+    )
+    console.print(printable_renderable(renderable))
     # rich pads table cells to the table's width: trailing blanks carry nothing
     return "\n".join(line.rstrip() for line in console.export_text().split("\n"))
