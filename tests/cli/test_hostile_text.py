@@ -222,3 +222,22 @@ def test_markup_in_a_renderable_is_never_read() -> None:
     assert "[bold red]red[/]" in out
     assert "[link=javascript:alert(1)]" in out
     assert re.search(r"\\x1b", render_plain(f"a{HOSTILE[2]}"))
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_export_to_a_terminal_is_printable_and_piped_is_the_data(
+    ledger: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import click.testing
+
+    code, piped = invoke("export", str(ledger), "--format", fmt)
+    assert code == 0
+    assert raw_controls(piped)  # the data as it is, for a program to read
+    monkeypatch.setattr(click.testing._NamedTextIOWrapper, "isatty", lambda self: True)
+    code, shown = invoke("export", str(ledger), "--format", fmt)
+    assert code == 0, shown
+    assert_printable(shown)
+    if fmt == "jsonl":  # the same values
+        assert [json.loads(line) for line in shown.splitlines()] == [
+            json.loads(line) for line in piped.splitlines()
+        ]

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from trialbook.report._json import to_json
     from trialbook.report._passk import PASSK_SCHEMA, passk_json, passk_text, passk_to_dict
     from trialbook.report._plan import PLAN_SCHEMA, plan_text, plan_to_dict
-    from trialbook.report._printable import printable
+    from trialbook.report._printable import json_printable, printable
     from trialbook.report._race import (
         RACE_SCHEMA,
         SEQUENTIAL_SCHEMA,
@@ -72,6 +72,7 @@ __all__ = [
     "grader_check_text",
     "grader_check_to_dict",
     "headline",
+    "json_printable",
     "lock_check_text",
     "lock_check_to_dict",
     "lock_text",
@@ -126,7 +127,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("to_json",), "_json"),
     **dict.fromkeys(("PASSK_SCHEMA", "passk_json", "passk_text", "passk_to_dict"), "_passk"),
     **dict.fromkeys(("PLAN_SCHEMA", "plan_text", "plan_to_dict"), "_plan"),
-    **dict.fromkeys(("printable",), "_printable"),
+    **dict.fromkeys(("json_printable", "printable"), "_printable"),
     **dict.fromkeys(("printable_renderable",), "_rich"),
     **dict.fromkeys(
         (
