@@ -105,7 +105,7 @@ def budget_markdown(report: BudgetReport) -> str:
     """Markdown fit for a pull-request comment or a job summary."""
     out: list[str] = []
     for run in report.runs:
-        out += [f"### {_title(run)}", ""]
+        out += [f"### {md_text(_title(run))}", ""]
         out += ["| " + " | ".join(_HEAD) + " |", "|" + "---:|" * len(_HEAD)]
         out += ["| " + " | ".join(c) + " |" for c in _cells(run)]
         out += ["", f"_{_EXPLAIN}._"]

@@ -12,7 +12,7 @@ import trialbook.report._checks_view as cv
 from trialbook.analysis import Comparison
 from trialbook.report._json import json_safe
 from trialbook.report._rich import table as titled_table
-from trialbook.report._views import md_text, render_plain
+from trialbook.report._views import md_code, md_text, render_plain
 
 __all__ = ["COMPARE_SCHEMA", "compare_markdown", "compare_table", "compare_text", "compare_to_dict"]
 
@@ -211,11 +211,11 @@ def compare_markdown(c: Comparison) -> str:
     out += [f"> **WARNING:** {md_text(w)}" for w in c.warnings]
     if c.warnings:
         out.append("")
-    out += [f"{line.replace('baseline ', 'baseline')}  " for line in _sides(c)] + [""]
+    out += [f"{md_text(line.replace('baseline ', 'baseline'))}  " for line in _sides(c)] + [""]
     up, down = _flip_words(c)
     flips = [
         f"- **{word}** ({len(names)}): "
-        + (_names(tuple(f"`{n}`" for n in names), FLIPS_SHOWN) if names else "none")
+        + (_names(tuple(md_code(n) for n in names), FLIPS_SHOWN) if names else "none")
         for word, names in ((up, c.improved_tasks), (down, c.worsened_tasks))
     ]
     out += _fold(

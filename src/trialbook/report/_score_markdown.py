@@ -36,8 +36,9 @@ def _fold(summary: str, body: list[str]) -> list[str]:
 
 def _headline(run: RunScore) -> str:
     figures = " · ".join(f"**{label} {value}**" for label, value in v.headline_parts(run))
-    who = f" ({run.system})" if run.system else ""
-    return f"### `{run.run_id}`{who}: {figures} · {v.design(run)}{v.unfinished(run)}"
+    # the run id and system are the ledger's text (v.md_code fences a backtick in it)
+    who = f" ({v.md_text(run.system)})" if run.system else ""
+    return f"### {v.md_code(run.run_id)}{who}: {figures} · {v.design(run)}{v.unfinished(run)}"
 
 
 def _run(run: RunScore, tasks: bool, every: bool) -> list[str]:
@@ -108,7 +109,7 @@ def _run(run: RunScore, tasks: bool, every: bool) -> list[str]:
         f"Variance and notes ({len(run.notes)} note(s))", [f"- {v.md_text(n)}" for n in notes]
     )
     if who:
-        out += [f"<sub>{who}</sub>", ""]
+        out += [f"<sub>{v.md_text(who)}</sub>", ""]
     return out
 
 
@@ -118,6 +119,6 @@ def score_markdown(report: ScoreReport, *, tasks: bool = False, every: bool = Fa
     out: list[str] = []
     for run in report.runs:
         out += _run(run, tasks, every)
-    out += [f"- {line}" for line in v.across_lines(report)]
-    out += ["", f"<sub>trialbook score of `{report.source}`</sub>"]
+    out += [f"- {v.md_text(line)}" for line in v.across_lines(report)]
+    out += ["", f"<sub>trialbook score of {v.md_code(report.source)}</sub>"]
     return "\n".join(out).strip() + "\n"

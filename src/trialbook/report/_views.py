@@ -13,6 +13,8 @@ from typing import Any
 from rich.console import Console
 
 from trialbook.analysis import MetricEstimate, RunScore, ScoreReport
+from trialbook.report._mdtext import md_code as md_code  # the renderers call v.md_code
+from trialbook.report._mdtext import md_text as md_text
 from trialbook.report._score import SE_METHOD
 from trialbook.stats import Total
 
@@ -461,12 +463,6 @@ def across_lines(report: ScoreReport) -> list[str]:
         f"5–95% band {pct(a.p05)} – {pct(a.p95)}"
         for a in report.across_runs
     ]
-
-
-def md_text(text: str) -> str:
-    """Free text made safe for GitHub markdown: ``<type>`` would be taken for an HTML tag and
-    vanish, ``|`` would split a table cell."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
 def render_plain(renderable: Any, width: int = 100) -> str:
