@@ -10,6 +10,7 @@ folder whose parts hold a ``:`` is linked, percent-encoded, so it is never read 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -89,3 +90,36 @@ def test_a_transcript_folder_with_a_colon_is_linked_percent_encoded(tmp_path: Pa
     assert "./runs.transcripts/javascript%3Aconsole.error%28%27pwned%27%29" in hrefs
     assert all(h.startswith(("./", "../", "#")) for h in hrefs), hrefs
     assert "kept: agent.out" in page
+
+
+@pytest.mark.slow
+def test_in_chromium_every_link_is_a_file_and_a_click_runs_no_script(
+    tmp_path: Path, secret: Path
+) -> None:
+    from tests.report.browser import chromium, visit
+
+    if chromium() is None:
+        if os.environ.get("CI"):
+            pytest.fail(
+                "chromium is missing, and CI must run the browser test (.ci/run installs it)"
+            )
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    (tmp_path / SCRIPT).mkdir()  # the hostile value beside the ledger
+    kept = tmp_path / "runs.transcripts" / SCRIPT  # and a real folder of that name
+    kept.mkdir(parents=True)
+    (kept / "agent.out").write_text("x")
+    ledger = _with_transcripts(tmp_path, {1: SCRIPT, 2: f"runs.transcripts/{SCRIPT}"})
+    page = tmp_path / "report.html"
+    page.write_text(_page(ledger, tmp_path))
+    # every link's protocol as the browser reads it; then a click on each outcome-grid link that
+    # is not a file (none should be): a javascript: link would log 'pwned'
+    seen = visit(
+        page,
+        evaluate="(() => { const links = [...document.querySelectorAll('td a[href]')];"
+        " const protocols = links.map(a => a.protocol);"
+        " links.filter(a => a.protocol !== 'file:').forEach(a => a.click());"
+        " return protocols; })()",
+    )
+    assert seen.value == ["file:", "file:"], seen.value  # the fixture's own and the real folder
+    assert not any("pwned" in text for _, text in seen.console)
+    assert seen.errors == []
