@@ -19,7 +19,7 @@ import click
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["console", "echo", "show"]
+__all__ = ["console", "echo", "show", "width"]
 
 
 def console(*, stderr: bool = False) -> Console:
@@ -46,7 +46,40 @@ def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
 
 
 def show(renderable: Any, *, stderr: bool = False) -> None:
-    """Print a rich view with every text in it made printable before it is laid out."""
+    """Print a rich view with every text in it made printable before it is laid out, and no
+    line ending in blanks (rich pads a table's cells to the column's width)."""
+    from rich.segment import Segment, Segments
+
     from trialbook.report import printable_renderable
 
-    console(stderr=stderr).print(printable_renderable(renderable))
+    out = console(stderr=stderr)
+    lines = out.render_lines(printable_renderable(renderable), pad=False, new_lines=False)
+    segments: list[Segment] = []
+    for line in lines:
+        segments += _rstrip(line)
+        segments.append(Segment.line())
+    out.print(Segments(segments), end="")
+
+
+def width() -> int:
+    """The terminal's width in columns (``COLUMNS`` first; 80 when the output is not one)."""
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def _rstrip(line: list[Any]) -> list[Any]:
+    """A rendered line without the blanks at its end (styles and control codes kept)."""
+    from rich.segment import Segment
+
+    kept = list(line)
+    while kept:
+        last = kept[-1]
+        if last.control:
+            break
+        text = last.text.rstrip(" ")
+        if text:
+            kept[-1] = Segment(text, last.style, last.control)
+            break
+        kept.pop()
+    return kept

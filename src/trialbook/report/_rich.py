@@ -7,13 +7,48 @@ from __future__ import annotations
 from typing import Any
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Group
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Span, Text
 
 from trialbook.report._printable import printable
+from trialbook.report._wrap import break_points
 
-__all__ = ["printable_renderable", "table"]
+__all__ = ["Phrases", "printable_renderable", "table"]
+
+
+class Phrases:
+    """A line of text (styles kept) that wraps between phrases at the console's width
+    (:func:`trialbook.report._wrap.break_points`): after a ``,`` ``;`` ``:`` or ``·``, at another
+    space only inside a phrase wider than the whole line; continuations indented two spaces."""
+
+    def __init__(self, text: Text | str, style: str = "") -> None:
+        self.text = text if isinstance(text, Text) else Text(text, style=style)
+
+    def _lines(self, width: int) -> Text:
+        plain = self.text.plain
+        cuts = break_points(plain, width, measure=cell_len)
+        if not cuts:
+            return self.text
+        pieces = self.text.divide(cuts)
+        lead = " " * (len(plain) - len(plain.lstrip(" ")) + 2)
+        out = Text(style=self.text.style, end=self.text.end, overflow="fold")
+        for i, piece in enumerate(pieces):
+            if i:  # a continuation: its leading spaces give way to the indent
+                piece = piece[len(piece.plain) - len(piece.plain.lstrip(" ")) :]
+                out.append("\n" + lead)
+            piece.rstrip()
+            out.append_text(piece)
+        return out
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        yield self._lines(options.max_width)
+
+    def __rich_measure__(self, console: Any, options: Any) -> Measurement:
+        words = self.text.plain.split()
+        return Measurement(max((cell_len(w) for w in words), default=0), cell_len(self.text.plain))
 
 
 class _Titled(Table):
@@ -24,7 +59,7 @@ class _Titled(Table):
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
         if self.heading:
-            yield Text(self.heading, style="bold")
+            yield Phrases(self.heading, style="bold")
         yield from super().__rich_console__(console, options)
 
 
@@ -70,7 +105,9 @@ def _clean(item: Any, *, cell: bool) -> Any:
         return printable(item, lines=not cell)
     if isinstance(item, Text):
         return _text(item, lines=not cell)
-    if isinstance(item, Group):
+    if isinstance(item, Phrases):
+        item.text = _text(item.text, lines=False)
+    elif isinstance(item, Group):
         item._render = [_clean(part, cell=False) for part in item.renderables]
     elif isinstance(item, Table):
         if isinstance(item, _Titled) and item.heading:
