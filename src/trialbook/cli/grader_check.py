@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from trialbook.cli._console import echo
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import EXIT_GATE, format_option, sandbox_option, user_errors
 
 __all__ = ["grader_check"]
@@ -40,6 +40,6 @@ def grader_check(directory: Path, sandbox: str | None, jobs: int, fmt: str) -> N
     if fmt == "json":
         echo(render.to_json(render.grader_check_to_dict(result)))
     else:
-        echo(render.grader_check_text(result))
+        echo(render.grader_check_text(result, width=width()))
     if result.failed:
         sys.exit(EXIT_GATE)

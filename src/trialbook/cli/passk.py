@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from trialbook.cli._console import echo
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import format_option, user_errors
 
 __all__ = ["passk"]
@@ -31,4 +31,4 @@ def passk(n: int, c: int, k: int, clamp: bool, fmt: str) -> None:
     if fmt == "json":
         echo(render.passk_json(steps))
     else:
-        echo(render.passk_text(steps))
+        echo(render.passk_text(steps, width=width()))

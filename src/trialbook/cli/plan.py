@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trialbook.cli._console import echo
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import format_option, user_errors
 
 __all__ = ["plan"]
@@ -84,4 +84,4 @@ def plan(
     if fmt == "json":
         echo(render.to_json(render.plan_to_dict(result)))
     else:
-        echo(render.plan_text(result), nl=False)
+        echo(render.plan_text(result, width=width()), nl=False)

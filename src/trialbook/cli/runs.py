@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from trialbook.cli._console import echo
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import format_option, user_errors
 
 __all__ = ["runs"]
@@ -39,4 +39,4 @@ def runs(ledger: Path | None, fmt: str) -> None:
     if fmt == "json":
         echo(render.to_json(render.runs_to_dict(found)))
     else:
-        echo(render.runs_text(found))
+        echo(render.runs_text(found, width=width()))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from trialbook.cli._console import echo
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import EXIT_GATE, format_option, user_errors
 
 __all__ = ["suite"]
@@ -34,7 +34,7 @@ def suite_freeze(directory: Path, fmt: str) -> None:
     if fmt == "json":
         echo(render.to_json(lock.to_dict()))
     else:
-        echo(render.lock_text(lock, str(path)))
+        echo(render.lock_text(lock, str(path), width=width()))
 
 
 @suite.command(name="check")
@@ -50,6 +50,6 @@ def suite_check(directory: Path, fmt: str) -> None:
     if fmt == "json":
         echo(render.to_json(render.lock_check_to_dict(result)))
     else:
-        echo(render.lock_check_text(result, str(directory)))
+        echo(render.lock_check_text(result, str(directory), width=width()))
     if not result.matches:
         sys.exit(EXIT_GATE)

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from trialbook.report._score_markdown import score_markdown
     from trialbook.report._score_terminal import score_table
     from trialbook.report._views import headline, render_plain
+    from trialbook.report._wrap import wrap
 
 __all__ = [
     "BUDGET_SCHEMA",
@@ -98,6 +99,7 @@ __all__ = [
     "sequential_text",
     "sequential_to_dict",
     "to_json",
+    "wrap",
 ]
 
 # each renderer's module is imported when first asked for: `score --format json` needs neither
@@ -146,6 +148,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("score_markdown",), "_score_markdown"),
     **dict.fromkeys(("score_table",), "_score_terminal"),
     **dict.fromkeys(("headline", "render_plain"), "_views"),
+    **dict.fromkeys(("wrap",), "_wrap"),
 }
 
 

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from trialbook.analysis import BudgetReport, RunBudget
 from trialbook.report._json import json_safe
+from trialbook.report._rich import Phrases
 from trialbook.report._rich import table as titled_table
 from trialbook.report._views import md_text
 
@@ -95,8 +96,8 @@ def budget_table(report: BudgetReport) -> Group:
             table.add_column(head, justify="right", no_wrap=True)
         for cells in _cells(run):
             table.add_row(*cells)
-        parts += [table, Text(_EXPLAIN, style="dim")]
-        parts += [Text(f"note: {n}", style="yellow") for n in run.notes]
+        parts += [table, Phrases(_EXPLAIN, style="dim")]
+        parts += [Phrases(f"note: {n}", style="yellow") for n in run.notes]
         parts.append(Text(""))
     return Group(*parts)
 

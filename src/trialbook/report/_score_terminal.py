@@ -121,10 +121,17 @@ def _checks(run: RunScore) -> list[Any]:
     rows = cv.check_rows(run)
     head = cv.CHECK_HEAD[:-1]
     out: list[Any] = [_filled(cv.check_title(run), head, [r[: len(head)] for r in rows], 5)]
-    reasons = [(r[0], r[-1]) for r in rows if r[-1] != "-"]
-    if reasons:
+    # under the table there is room for each reason whole, a line each below its check
+    failing = [c for c in run.checks if c.reasons or c.other_reasons]
+    if failing:
         out.append(_line(f"{cv.CHECK_HEAD[-1]}:", style="dim"))
-        out += [_line(f"  {name}: {text}") for name, text in reasons]
+    for c in failing:
+        out.append(_line(f"  {c.name}:"))
+        shown = c.reasons[: cv.REASONS_SHOWN]
+        out += [_line(f"    {text} ({count})") for text, count in shown]
+        rest = sum(count for _, count in c.reasons[cv.REASONS_SHOWN :]) + c.other_reasons
+        if rest:
+            out.append(_line(f"    {rest} more", style="dim"))
     return out
 
 

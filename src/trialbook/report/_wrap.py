@@ -11,12 +11,15 @@ indented by two spaces more than the line's own indent. No line ends in a space.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 __all__ = ["break_points", "wrap"]
 
 _SEPARATORS = frozenset(",;:·")
 _BOUND = frozenset("0123456789%–")
+# an interval stays whole: "-10.3 pp to +30.6 pp", "35.8% – 64.2%"
+_INTERVAL = re.compile(r"[+-]?\d[\d.,]*(?:%| pp)? (?:–|to) [+-]?\d[\d.,]*(?:%| pp)?")
 
 
 def _width(text: str) -> int:
@@ -44,6 +47,8 @@ def break_points(
             or (plain[i - 1 : i] not in _BOUND and plain[i + 1 : i + 2] not in _BOUND)
         )
     ]
+    inside = {i for m in _INTERVAL.finditer(plain) for i in range(m.start(), m.end())}
+    spaces = [i for i in spaces if i not in inside]
     preferred = [i for i in spaces if i > 0 and plain[i - 1] in _SEPARATORS]
     breaks: list[int] = []
     start, limit = 0, width  # the current piece starts at ``start`` and may take ``limit`` cells
@@ -73,17 +78,18 @@ def break_points(
     return breaks
 
 
-def wrap(text: str, width: int = 80) -> str:
-    """Every line of ``text`` broken to fit ``width`` (:func:`break_points`), none ending in a
-    space; lines already short enough are kept as they are, but for trailing spaces."""
+def wrap(text: str, width: int = 80, *, indent: int = 2) -> str:
+    """Every line of ``text`` broken to fit ``width`` (:func:`break_points`), continuations
+    indented ``indent`` more than the line (0 for a paragraph), none ending in a space; lines
+    already short enough are kept as they are, but for trailing spaces."""
     out: list[str] = []
     for line in text.split("\n"):
         line = line.rstrip()
-        cuts = break_points(line, width)
+        cuts = break_points(line, width, indent=indent)
         if not cuts:
             out.append(line)
             continue
-        lead = " " * (len(line) - len(line.lstrip(" ")) + 2)
+        lead = " " * (len(line) - len(line.lstrip(" ")) + indent)
         starts = [0, *(c + 1 for c in cuts)]
         ends = [*cuts, len(line)]
         for i, (a, b) in enumerate(zip(starts, ends, strict=True)):
