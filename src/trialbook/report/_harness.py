@@ -163,7 +163,7 @@ def grader_check_text(check: GraderCheck, *, width: int = 80) -> str:
 def run_text(result: RunResult, program: str = "trialbook", *, width: int = 80) -> str:
     """The closing lines of ``trialbook run``, in lines that fit ``width``; ``program``: how to
     call trialbook in the resume command printed after an interruption (the exact command to
-    paste, whole on a line of its own when the line would be too long: never broken)."""
+    paste: its line is never broken, whatever the width)."""
     state = "interrupted" if result.interrupted else "finished"
     lines = [
         f"run {result.run_id} {state}: {result.written} of {result.planned} attempts written to "
@@ -176,9 +176,6 @@ def run_text(result: RunResult, program: str = "trialbook", *, width: int = 80) 
     if result.interrupted:
         import shlex
 
-        command = f"{program} {shlex.join(result.resume_command)}"
         text = wrap("\n".join(lines), width)
-        if len(command) + len("resume with: ") <= width:
-            return f"{text}\nresume with: {command}"
-        return f"{text}\nresume with:\n  {command}"
+        return f"{text}\nresume with: {program} {shlex.join(result.resume_command)}"
     return wrap("\n".join(lines), width)
