@@ -107,6 +107,7 @@ def test_printable_shows_every_hostile_character_as_an_escape() -> None:
     assert printable("a\u202eb") == "a\\u202eb"
     assert printable("a\nb") == "a\\nb"
     assert printable("a\nb", lines=True) == "a\nb"
+    assert printable("a\tb\r", lines=True) == "a\tb\\r"  # a tab only moves right; CR overwrites
     # text people write stays as written: accents, CJK, emoji, dashes, spaces of any width
     for fine in ("naïve – 10 × 2 · 中文 ✓ 🙂", "a\u00a0b", "C:\\path\\x1b"):
         assert printable(fine) == fine

@@ -41,13 +41,15 @@ def _escape(ch: str) -> str:
 
 def printable(text: str, *, lines: bool = False) -> str:
     """``text`` with every character a terminal could act on shown as a visible escape
-    (``\\x1b``, ``\\u202e``); with ``lines``, newlines stay (a block of several lines).
+    (``\\x1b``, ``\\u202e``); with ``lines``, newlines and tabs stay (a block of several lines,
+    such as a page of markdown or HTML: a tab only moves the cursor right).
 
     Idempotent: what it returns holds nothing it would change.
     """
     if text.isprintable():  # the common case, at C speed
         return text
-    return "".join(_escape(ch) if _unsafe(ch) and not (lines and ch == "\n") else ch for ch in text)
+    kept = "\n\t" if lines else ""
+    return "".join(_escape(ch) if _unsafe(ch) and ch not in kept else ch for ch in text)
 
 
 def json_printable(text: str) -> str:
