@@ -242,3 +242,53 @@ def test_export_to_a_terminal_is_printable_and_piped_is_the_data(
         assert [json.loads(line) for line in shown.splitlines()] == [
             json.loads(line) for line in piped.splitlines()
         ]
+
+
+def test_run_and_race_print_hostile_ids_printable(tmp_path: Path) -> None:
+    tasks = {f"t{i}": {"grader": "test -f done.txt"} for i in range(3)}
+    root = make_suite(tmp_path / "suite", tasks, k=1)
+    # the agent's own words on stderr end up in the row's error and the transcripts
+    agent = f"printf '%s' '{HOSTILE[0]}' >&2; exit 3"
+    code, out = invoke(
+        "run", str(root), "--agent", agent, "--ledger", str(tmp_path / "r.db"),
+        "--sandbox", "process", "--run-id", f"r{HOSTILE[2]}", "--system", f"s{HOSTILE[4]}",
+    )  # fmt: skip
+    assert code == 0, out
+    assert "\\x1b[2J" in out  # the run id, shown
+    assert_printable(out)
+    code, out = invoke("score", str(tmp_path / "r.db"))
+    assert code == 0, out
+    assert_printable(out)
+    code, out = invoke(
+        "race", str(root), "--baseline", agent, "--candidate", "touch done.txt",
+        "--ledger", str(tmp_path / "race.db"), "--sandbox", "process",
+        "--race-id", f"race{HOSTILE[1]}", "--baseline-system", f"b{HOSTILE[0]}",
+    )  # fmt: skip
+    assert code == 0, out
+    assert "\\x1b]52;c;" in out  # the race id, shown
+    assert_printable(out)
+
+
+# every command, and where this file feeds it hostile text
+COVERED = {
+    "score": "test_score_prints_hostile_text_printable",
+    "compare": "test_compare_and_budget_print_hostile_text_printable",
+    "budget": "test_compare_and_budget_print_hostile_text_printable",
+    "runs": "test_runs_import_export_report_and_plan_print_hostile_text_printable",
+    "import": "test_runs_import_export_report_and_plan_print_hostile_text_printable",
+    "export": "test_export_to_a_terminal_is_printable_and_piped_is_the_data",
+    "report": "test_runs_import_export_report_and_plan_print_hostile_text_printable",
+    "plan": "test_runs_import_export_report_and_plan_print_hostile_text_printable",
+    "suite": "test_a_hostile_suite_prints_printable_in_freeze_and_grader_check",
+    "grader-check": "test_a_hostile_suite_prints_printable_in_freeze_and_grader_check",
+    "run": "test_run_and_race_print_hostile_ids_printable",
+    "race": "test_run_and_race_print_hostile_ids_printable",
+    "passk": "(reads only numbers from its options)",
+    "demo": "(prints its bundled suite and simulated agents; its run lines pass printable)",
+}
+
+
+def test_every_command_is_fed_hostile_text() -> None:
+    assert set(main.commands) == set(COVERED), "a new command: feed it the hostile strings here"
+    for name, where in COVERED.items():
+        assert where.startswith("(") or where in globals(), name
