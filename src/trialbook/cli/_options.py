@@ -14,6 +14,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from trialbook.analysis import INTERVAL_METHODS, IntervalOptions
+from trialbook.cli._console import echo
 from trialbook.errors import ArgumentError, TrialbookError
 
 __all__ = [
@@ -41,7 +42,7 @@ EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
 def fail(problems: Sequence[str]) -> NoReturn:
     """Print one ``trialbook: error:`` line per problem and exit 2."""
     for line in problems:
-        click.echo(f"trialbook: error: {line}", err=True)
+        echo(f"trialbook: error: {line}", err=True)
     sys.exit(EXIT_USAGE)
 
 

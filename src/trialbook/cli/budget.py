@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo, show
 from trialbook.cli._options import (
     format_option,
     reward_option,
@@ -65,10 +66,8 @@ def budget(
     )
     result = budget_replay(rows, run=run, options=ScoreOptions(drop_infra_errors=drop_infra_errors))
     if fmt == "json":
-        click.echo(render.to_json(render.budget_to_dict(result)))
+        echo(render.to_json(render.budget_to_dict(result)))
     elif fmt == "markdown":
-        click.echo(render.budget_markdown(result), nl=False)
+        echo(render.budget_markdown(result), nl=False)
     else:
-        from trialbook.cli._console import console
-
-        console().print(render.budget_table(result))
+        show(render.budget_table(result))

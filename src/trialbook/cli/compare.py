@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from trialbook.cli._console import echo, show
 from trialbook.cli._options import (
     EXIT_GATE,
     format_option,
@@ -104,7 +105,7 @@ def compare(
 
     if candidate is None:
         baseline, candidate = _two_runs(baseline, read)
-        click.echo(
+        echo(
             f"comparing baseline {baseline} (the earlier run) with candidate {candidate}", err=True
         )
 
@@ -127,15 +128,13 @@ def compare(
         read=read,
     )
     if fmt == "json":
-        click.echo(render.to_json(render.compare_to_dict(result)))
+        echo(render.to_json(render.compare_to_dict(result)))
     elif fmt == "markdown":
-        click.echo(render.compare_markdown(result), nl=False)
+        echo(render.compare_markdown(result), nl=False)
     elif fmt == "html":
-        click.echo(render.compare_html(result), nl=False)
+        echo(render.compare_html(result), nl=False)
     else:
-        from trialbook.cli._console import console
-
-        console().print(render.compare_table(result))
+        show(render.compare_table(result))
     undecided = result.decision == "not enough tasks to decide"
     failed = gate is not None and (
         undecided
@@ -144,7 +143,7 @@ def compare(
     )
     if gate:
         verdict = "NOT DECIDED: too few tasks" if undecided else "FAILED" if failed else "passed"
-        click.echo(f"gate {gate}: {verdict} ({result.decision})", err=True)
+        echo(f"gate {gate}: {verdict} ({result.decision})", err=True)
     if failed:
         sys.exit(EXIT_GATE)
 

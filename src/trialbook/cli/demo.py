@@ -138,7 +138,8 @@ class _DemoProgress:
         self._stop_bar()
         t = self.tally
         if t is None or result.interrupted:
-            self.console.print(render.run_text(result), markup=False)  # and how to resume
+            # and how to resume
+            self.console.print(render.printable(render.run_text(result), lines=True), markup=False)
         else:
             self.console.print(
                 f"  run {result.run_id} ({result.tier} sandbox): {t.done} attempts, {t.passed} "
@@ -146,4 +147,4 @@ class _DemoProgress:
                 markup=False,
             )
         for note in result.notes:
-            self.console.print(f"  note: {note}", markup=False)
+            self.console.print(f"  note: {render.printable(note)}", markup=False)

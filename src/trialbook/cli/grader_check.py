@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import EXIT_GATE, format_option, sandbox_option, user_errors
 
 __all__ = ["grader_check"]
@@ -42,11 +43,11 @@ def grader_check(
     loaded = load_suite(directory)
     tier, note = resolve_tier(sandbox or "auto")
     if note:
-        click.echo(note, err=True)
+        echo(note, err=True)
     result = check(loaded, tier, jobs)
     if fmt == "json":
-        click.echo(render.to_json(render.grader_check_to_dict(result)))
+        echo(render.to_json(render.grader_check_to_dict(result)))
     else:
-        click.echo(render.grader_check_text(result))
+        echo(render.grader_check_text(result, width=width()))
     if result.failed or (result.unvalidated and not allow_unvalidated):
         sys.exit(EXIT_GATE)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo
 from trialbook.cli._options import (
     IMPORT_SOURCES,
     fail,
@@ -126,7 +127,7 @@ def import_(
         not ledger.run(r).recorded("protocol") for ledger in ledgers for r in ledger.run_ids
     )
     said = ", ".join(stated + (["not recorded (read as independent)"] if unstated else []))
-    click.echo(
+    echo(
         f"imported {count} attempt{'s' if count != 1 else ''} of run{'s' if len(runs) != 1 else ''} "
         f"{', '.join(runs)} into {ledger_path} (protocol: {said})"
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo
 from trialbook.cli._options import interval_options, reward_option, source_option, user_errors
 
 __all__ = ["report"]
@@ -84,7 +85,7 @@ def report(
     result = build_report([read_source([path], source, read) for path in ledger], options)
     page = render.report_html(result, base=output.resolve().parent)
     _write_whole(output, page)
-    click.echo(f"wrote {output}", err=True)
+    echo(f"wrote {output}", err=True)
 
 
 def _write_whole(path: Path, text: str) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import passed_env, sandbox_option, user_errors
 from trialbook.cli._progress import Progress
 
@@ -185,7 +186,7 @@ def run(
     )
     with stop_on_signals() as stop, Progress() as progress:
         result = run_suite(options, progress=progress, stop=stop)
-    click.echo(render.run_text(result, program=program_name()))
+    echo(render.run_text(result, program=program_name(), width=width()))
     if result.interrupted:
         sys.exit(EXIT_INTERRUPTED)
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from trialbook.cli._console import echo, show
 from trialbook.cli._options import (
     format_option,
     interval_options,
@@ -124,12 +125,10 @@ def echo_score(report: ScoreReport, fmt: str, *, tasks: bool = False, every: boo
     from trialbook import report as render
 
     if fmt == "json":
-        click.echo(render.to_json(render.score_to_dict(report)))
+        echo(render.to_json(render.score_to_dict(report)))
     elif fmt == "markdown":
-        click.echo(render.score_markdown(report, tasks=tasks, every=every), nl=False)
+        echo(render.score_markdown(report, tasks=tasks, every=every), nl=False)
     elif fmt == "html":
-        click.echo(render.score_html(report), nl=False)
+        echo(render.score_html(report), nl=False)
     else:
-        from trialbook.cli._console import console
-
-        console().print(render.score_table(report, tasks=tasks, every=every))
+        show(render.score_table(report, tasks=tasks, every=every))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import EXIT_GATE, format_option, user_errors
 
 __all__ = ["suite"]
@@ -31,11 +32,11 @@ def suite_freeze(directory: Path, fmt: str) -> None:
     lock = freeze(loaded)
     path = write_lock(loaded, lock)
     for warning in feedback_warnings(loaded):
-        click.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
     if fmt == "json":
-        click.echo(render.to_json(lock.to_dict()))
+        echo(render.to_json(lock.to_dict()))
     else:
-        click.echo(render.lock_text(lock, str(path)))
+        echo(render.lock_text(lock, str(path), width=width()))
 
 
 @suite.command(name="check")
@@ -49,8 +50,8 @@ def suite_check(directory: Path, fmt: str) -> None:
 
     result = check_lock(directory)
     if fmt == "json":
-        click.echo(render.to_json(render.lock_check_to_dict(result)))
+        echo(render.to_json(render.lock_check_to_dict(result)))
     else:
-        click.echo(render.lock_check_text(result, str(directory)))
+        echo(render.lock_check_text(result, str(directory), width=width()))
     if not result.matches:
         sys.exit(EXIT_GATE)

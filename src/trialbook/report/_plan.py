@@ -20,8 +20,14 @@ def plan_to_dict(p: PlanResult) -> dict[str, Any]:
     return cleaned
 
 
-def plan_text(p: PlanResult) -> str:
-    """What the design can detect, in words."""
+def plan_text(p: PlanResult, *, width: int = 80) -> str:
+    """What the design can detect, in words, in lines that fit ``width``."""
+    from trialbook.report._wrap import wrap
+
+    return wrap(_plan_lines(p), width) + "\n"
+
+
+def _plan_lines(p: PlanResult) -> str:
     lines = [
         f"design: {p.tasks} tasks x {p.attempts} attempts, baseline {p.baseline:.0%}, effect {p.effect:+.3f}, "
         f"alpha {p.alpha}, power target {p.power_target:.0%}",
@@ -51,7 +57,7 @@ def plan_text(p: PlanResult) -> str:
     lines.append(_spend_line(p))
     lines.append("assumes:")
     lines += [f"  - {a}" for a in p.assumptions]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
 def _spend_line(p: PlanResult) -> str:

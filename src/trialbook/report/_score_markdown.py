@@ -36,8 +36,9 @@ def _fold(summary: str, body: list[str]) -> list[str]:
 
 def _headline(run: RunScore) -> str:
     figures = " · ".join(f"**{label} {value}**" for label, value in v.headline_parts(run))
-    who = f" ({run.system})" if run.system else ""
-    return f"### `{run.run_id}`{who}: {figures} · {v.design(run)}{v.unfinished(run)}"
+    # the run id and system are the ledger's text (v.md_code fences a backtick in it)
+    who = f" ({v.md_text(run.system)})" if run.system else ""
+    return f"### {v.md_code(run.run_id)}{who}: {figures} · {v.design(run)}{v.unfinished(run)}"
 
 
 _WARNINGS = ("too few tasks",)
@@ -114,7 +115,7 @@ def _run(run: RunScore, tasks: bool, every: bool) -> list[str]:
     who = v.identity(run)
     out += _fold(f"Variance and notes ({len(kept)} note(s))", [f"- {v.md_text(n)}" for n in notes])
     if who:
-        out += [f"<sub>{who}</sub>", ""]
+        out += [f"<sub>{v.md_text(who)}</sub>", ""]
     return out
 
 
@@ -124,6 +125,6 @@ def score_markdown(report: ScoreReport, *, tasks: bool = False, every: bool = Fa
     out: list[str] = []
     for run in report.runs:
         out += _run(run, tasks, every)
-    out += [f"- {line}" for line in v.across_lines(report)]
-    out += ["", f"<sub>trialbook score of `{report.source}`</sub>"]
+    out += [f"- {v.md_text(line)}" for line in v.across_lines(report)]
+    out += ["", f"<sub>trialbook score of {v.md_code(report.source)}</sub>"]
     return "\n".join(out).strip() + "\n"
