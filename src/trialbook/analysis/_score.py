@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from trialbook.analysis._checks import CheckRate, check_rates
 from trialbook.analysis._estimate import metric_set
 from trialbook.analysis._failures import failures_of
-from trialbook.analysis._faults import fault_note, fault_strata, fault_table, fault_task_mask
+from trialbook.analysis._faults import fault_strata, fault_table, fault_task_mask
 from trialbook.analysis._kept import Kept
 from trialbook.analysis._options import IntervalOptions
 from trialbook.analysis._protocol import (
@@ -41,6 +41,7 @@ from trialbook.analysis._results import (
     TaskScore,
     Weighting,
 )
+from trialbook.analysis._score_notes import policy_notes
 from trialbook.analysis._selection import SelectionSummary, selection_summary
 from trialbook.background import Background
 from trialbook.errors import ArgumentError, InsufficientAttemptsError, TrialbookError
@@ -108,57 +109,6 @@ def _headline(
     return headline, rows.where(faulty[groups.task])
 
 
-def _policy_notes(tally: RunTally, fault_rows: Ledger | None, options: ScoreOptions) -> list[str]:
-    """What the reader should know about the rows scored: completion, source, what was kept out."""
-    provenance = tally.provenance
-    completion = tally.completion
-    notes: list[str] = []
-    if completion is not None and not completion.complete:
-        notes.append(
-            f"this run is {completion.label}: its figures are of the attempts made so far, "
-            "not of the run it set out to be (resume it to finish)"
-        )
-    if provenance is not None:
-        version = f" ({provenance.source_version})" if provenance.source_version else ""
-        notes.append(
-            f"imported from {provenance.source}{version}: "
-            + ", ".join(Path(f.path).name for f in provenance.files[:5])
-            + (f" and {len(provenance.files) - 5} more" if len(provenance.files) > 5 else "")
-        )
-        notes.extend(provenance.notes)
-    if fault_rows is not None and len(fault_rows):
-        notes.append(fault_note(fault_rows))
-    # a task with any leaked attempt is quarantined whole: its other attempts saw the same suite
-    quarantined, leaked_tasks = tally.quarantined, tally.leaked_tasks
-    infra_count = tally.status_rows
-    if infra_count:
-        kept_attempts = tally.kept_rows
-        share = f"{infra_count} of {kept_attempts} attempts ({infra_count / kept_attempts:.1%})"
-        if options.drop_infra_errors:
-            notes.append(
-                f"infrastructure errors: {share}, dropped from the denominator as asked (the "
-                "rates below are over the remaining attempts)"
-            )
-            gone = tally.emptied_tasks
-            if gone:
-                shown = ", ".join(repr(g) for g in sorted(gone)[:10])
-                more = f" and {len(gone) - 10} more" if len(gone) > 10 else ""
-                notes.append(
-                    f"{len(gone)} task(s) had only infrastructure errors and are not scored: "
-                    f"{shown}{more}"
-                )
-    if tally.reruns:  # each counts once, by its re-run (the rows superseded count nowhere)
-        notes.append(f"{tally.reruns} attempt(s) re-run after an infrastructure error (retry)")
-    if leaked_tasks:
-        shown = ", ".join(repr(tid) for tid in leaked_tasks[:10])
-        more = f" and {len(leaked_tasks) - 10} more" if len(leaked_tasks) > 10 else ""
-        notes.append(
-            f"{len(leaked_tasks)} task(s) quarantined whole for an oracle leak "
-            f"({len(quarantined)} leaked attempt(s)): {shown}{more}; not scored"
-        )
-    return notes
-
-
 def _rows_scored(rows: Ledger, tally: RunTally, options: ScoreOptions) -> Ledger:
     """The attempts of ``rows`` (one run) that ``tally`` counted: its tasks, less any dropped
     infrastructure errors."""
@@ -184,7 +134,7 @@ def kept_rows(ledger: Ledger, run_id: str, options: ScoreOptions) -> Kept:
         fault_rows=fault_rows
         if fault_rows is not None
         else ledger.where(np.zeros(len(ledger), bool)),
-        notes=_policy_notes(tally, fault_rows, options),
+        notes=policy_notes(tally, fault_rows, drop_infra_errors=options.drop_infra_errors),
         quarantined=tally.quarantined,
         infra_count=tally.status_rows,
     )
@@ -210,7 +160,7 @@ def _rounds(
 
 def _score_run(source: Tallies, run_id: str, options: ScoreOptions) -> RunScore:
     tally, fault_rows = _headline(source, run_id, options)
-    notes = _policy_notes(tally, fault_rows, options)
+    notes = policy_notes(tally, fault_rows, drop_infra_errors=options.drop_infra_errors)
     provenance, completion = tally.provenance, tally.completion
     quarantined, infra_count = tally.quarantined, tally.status_rows
     labels, n, c = tally.task_ids, tally.attempts, tally.passes
