@@ -7,6 +7,13 @@ from trialbook.stats._bootstrap import (
     clustered_se,
     task_bootstrap,
 )
+from trialbook.stats._board import (
+    CostBootstrap,
+    RankIntervals,
+    paired_cost_bootstrap,
+    pareto_front,
+    rank_intervals,
+)
 from trialbook.stats._budget import BudgetCurve, budget_curve
 from trialbook.stats._discordant import DiscordantSequence, discordant_evalue, discordant_stops
 from trialbook.stats._effort import (
@@ -57,6 +64,7 @@ __all__ = [
     "BudgetCurve",
     "CIMethod",
     "ColumnWeights",
+    "CostBootstrap",
     "CostSummary",
     "DesignOption",
     "DiscordantSequence",
@@ -67,6 +75,7 @@ __all__ = [
     "PairedTest",
     "PassKStep",
     "PlanResult",
+    "RankIntervals",
     "SequenceLook",
     "SequenceMethod",
     "Total",
@@ -85,13 +94,16 @@ __all__ = [
     "mcnemar_mid_p",
     "newcombe_paired_ci",
     "paired_difference",
+    "paired_cost_bootstrap",
     "paired_test",
+    "pareto_front",
     "pass_at_k",
     "pass_hat_k",
     "pass_k_matrix",
     "pass_k_steps",
     "plan_design",
     "race_stops",
+    "rank_intervals",
     "task_bootstrap",
     "task_order",
     "total_of",

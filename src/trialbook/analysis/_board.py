@@ -1,0 +1,517 @@
+"""Many runs on one suite, ranked with intervals that hold jointly, on the cost-accuracy frontier.
+
+The policy, in one place (docs/methodology.md, "The board"):
+- Every run is one system, of independent attempts, on one ``dataset_id`` (or, with
+  ``allow_different_suites``, on the tasks all runs share; how many each run lost is said).
+- Each system's metric and its interval are ``score``'s own (the same function, the same options).
+- Each pair is tested by ``compare``'s procedure: its per-task values (after quarantine and fault
+  cases, as ``compare`` reads a run) and the same paired test with the same level, resamples and
+  seed, so a pair's p-value is the one ``trialbook compare`` prints. Holm's step-down adjustment
+  over all N(N-1)/2 pairs controls the family-wise error; the decisions at ``alpha`` give the ranks'
+  joint intervals (trialbook.stats.rank_intervals) and the leaders (the systems whose interval
+  contains 1).
+- Cost: the total cost of a system's attempts per task (or per successful task), with a task
+  bootstrap interval; the frontier on point estimates, and the systems dominated with confidence
+  (another is decided better and is significantly cheaper by the paired bootstrap of cost
+  differences). A system whose cost is not measured on every attempt stays off the cost axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from trialbook.analysis._compare_load import _load, _metric_values, _Run
+from trialbook.analysis._estimate import MetricEstimate
+from trialbook.analysis._options import IntervalOptions
+from trialbook.analysis._protocol import METRIC, independent
+from trialbook.analysis._score import ScoreOptions, score_tallies
+from trialbook.errors import ArgumentError
+from trialbook.ledger import Ledger, TallyOfLedger, read_ledger
+from trialbook.stats import (
+    McNemarResult,
+    PairedTest,
+    holm,
+    mcnemar_exact,
+    paired_cost_bootstrap,
+    paired_test,
+    pareto_front,
+    rank_intervals,
+)
+
+__all__ = ["Board", "BoardOptions", "BoardPair", "BoardSystem", "board_runs"]
+
+CostBasis = Literal["per-task", "per-success"]
+Frontier = Literal["on", "off", "dominated"]
+PairDecision = Literal[
+    "a better", "b better", "no detectable difference", "not enough tasks to decide"
+]
+
+
+@dataclass(frozen=True)
+class BoardOptions(IntervalOptions):
+    """How to rank: the interval settings (their level is 1 - alpha), the metric and the cost."""
+
+    metric: str = "pass@1"
+    """pass@K, pass^K, or mean-score (the mean partial credit; every attempt must record one)."""
+    cost: CostBasis = "per-task"
+    """Cost per task (all attempts' cost / tasks) or per success (/ tasks with a pass)."""
+    allow_different_suites: bool = False
+    """Rank runs on different dataset_ids over the tasks they all share (said first)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.metric != "mean-score" and not (
+            (m := METRIC.match(self.metric)) and m.group(1) != "within@"
+        ):
+            raise ArgumentError(
+                f"metric must be pass@K, pass^K or mean-score, got {self.metric!r}",
+                argument="metric",
+            )
+        if self.cost not in ("per-task", "per-success"):
+            raise ArgumentError(
+                f"cost must be per-task or per-success, got {self.cost!r}", argument="cost"
+            )
+
+    @property
+    def alpha(self) -> float:
+        """The family-wise level of the pairwise decisions, 1 - confidence."""
+        return round(1 - self.confidence, 12)
+
+
+@dataclass(frozen=True)
+class BoardSystem:
+    """One system (one run) on the board."""
+
+    run_id: str
+    """The run."""
+    system: str | None
+    """The system, if recorded."""
+    source: str
+    """The ledger (or result file) it came from."""
+    dataset_id: str | None
+    """The suite hash, if recorded."""
+    tasks: int
+    """Tasks ranked (the shared ones)."""
+    attempts: int
+    """Attempts scored on them."""
+    metric: MetricEstimate
+    """The metric with score's interval."""
+    cost: float | None
+    """Cost per task or per success; None when not measured (or, per success, none passed)."""
+    cost_low: float | None
+    """Lower bound of its task-bootstrap interval."""
+    cost_high: float | None
+    """Upper bound."""
+    cost_note: str | None
+    """Why there is no cost (not measured on some attempts, nothing passed), else None."""
+    rank: int
+    """1 + the number of systems with a higher estimate (ties share the better rank)."""
+    rank_low: int
+    """1 + the number of systems decided better (Holm-adjusted, at alpha)."""
+    rank_high: int
+    """N - the number of systems decided worse."""
+    frontier: Frontier | None
+    """on: on the point frontier (no system beats it on both metric and cost); dominated: another
+    system is decided better and significantly cheaper; off: neither; None: no cost."""
+    dominated_by: tuple[str, ...]
+    """The runs that dominate it with confidence."""
+
+    @property
+    def leader(self) -> bool:
+        """Whether its rank interval contains 1."""
+        return self.rank_low == 1
+
+
+@dataclass(frozen=True)
+class BoardPair:
+    """One pair of systems, a ranked above (or level with) b, by compare's paired test."""
+
+    a: str
+    """The run ranked higher."""
+    b: str
+    """The other run."""
+    difference: float
+    """Metric of a minus metric of b over the shared tasks."""
+    ci_low: float
+    """Lower end of the interval that inverts the test (unadjusted level)."""
+    ci_high: float
+    """Upper end."""
+    p_value: float
+    """The paired test's p-value: ``trialbook compare B A``'s."""
+    p_adjusted: float
+    """Holm-adjusted over all pairs."""
+    decision: PairDecision
+    """At alpha on the adjusted p-value."""
+    mcnemar: McNemarResult | None
+    """The 2x2 table (a as the candidate: only_candidate is only a) with single attempts."""
+
+
+@dataclass(frozen=True)
+class Board:
+    """Everything ``trialbook board`` prints."""
+
+    metric: str
+    """The metric ranked."""
+    cost_basis: CostBasis
+    """per-task or per-success."""
+    systems: tuple[BoardSystem, ...]
+    """By rank, then run id."""
+    pairs: tuple[BoardPair, ...]
+    """Every pair, in board order."""
+    tasks: int
+    """Tasks every run shares (the ones ranked)."""
+    alpha: float
+    """Family-wise level of the decisions."""
+    confidence: float
+    """Level of every interval (1 - alpha)."""
+    resamples: int
+    """Bootstrap resamples (and random sign patterns of the paired test)."""
+    seed: int
+    """Seed of both."""
+    interval_method: str
+    """Score's interval of the metric (wilson, percentile or bca)."""
+    test_method: str
+    """What the paired test was, in words (the first pair's)."""
+    notes: tuple[str, ...]
+    """What the reader should know, most important first."""
+    adjustment: str = "holm"
+    """The multiplicity adjustment over the pairs."""
+
+    @property
+    def leaders(self) -> tuple[BoardSystem, ...]:
+        """The systems whose rank interval contains 1."""
+        return tuple(s for s in self.systems if s.leader)
+
+    @property
+    def no_cost(self) -> tuple[BoardSystem, ...]:
+        """The systems off the cost axis."""
+        return tuple(s for s in self.systems if s.cost is None)
+
+
+@dataclass(frozen=True)
+class _Side:
+    run: _Run
+    source: str
+    metric: MetricEstimate
+    attempts: int
+    index: NDArray[np.intp]  # the shared tasks, as positions in run.task_ids
+
+
+def _runs_of(
+    ledgers: Sequence[str | Path], runs: Sequence[str] | None, read: Callable[[Path], Ledger]
+) -> list[tuple[str, str, Ledger]]:
+    """(source, run id, ledger) of every run asked for, each once."""
+    if runs is not None:
+        twice = sorted({r for r in runs if list(runs).count(r) > 1})
+        if twice:
+            raise ArgumentError(
+                f"run given twice: {', '.join(repr(r) for r in twice)}", argument="runs"
+            )
+    found: list[tuple[str, str, Ledger]] = []
+    where: dict[str, str] = {}
+    for spec in ledgers:
+        path = Path(spec)
+        ledger = read(path)
+        for rid in ledger.run_ids:
+            if runs is not None and rid not in runs:
+                continue
+            if rid in where:
+                raise ArgumentError(
+                    f"run {rid!r} is in both {where[rid]} and {path}: a board needs each run once"
+                )
+            where[rid] = str(path)
+            found.append((str(path), rid, ledger))
+    if runs is not None:
+        missing = [r for r in runs if r not in where]
+        if missing:
+            raise ArgumentError(
+                f"run(s) not in the ledgers given: {', '.join(repr(r) for r in missing)}",
+                argument="runs",
+            )
+    if len(found) < 2:
+        raise ArgumentError(
+            f"a board ranks at least two runs; the ledgers given hold {len(found)}"
+            + ("" if runs is None else " of the runs named")
+        )
+    return found
+
+
+def _shared_tasks(loaded: list[_Run], allow_different: bool) -> tuple[list[str], list[str]]:
+    """The task ids every run has (in the first run's order), and the notes on what was dropped."""
+    notes: list[str] = []
+    suites = {frozenset(r.meta["dataset_id"]) for r in loaded}
+    if len(suites) > 1:
+        shown = ", ".join(f"{r.run_id}: {sorted(r.meta['dataset_id'])}" for r in loaded[:6])
+        text = f"the runs are on different suites (dataset_id {shown})"
+        if not allow_different:
+            raise ArgumentError(f"{text}; pass --allow-different-suites to rank their shared tasks")
+        notes.append(f"NOT THE SAME SUITE: {text}; ranked on the tasks all runs share")
+    common = set(loaded[0].task_ids)
+    for r in loaded[1:]:
+        common &= set(r.task_ids)
+    if not common:
+        raise ArgumentError("the runs share no task: nothing to rank")
+    dropped = [(r.run_id, len(r.task_ids) - len(common)) for r in loaded]
+    if any(d for _, d in dropped):
+        notes.append(
+            f"{len(common)} task(s) shared by every run are ranked; dropped: "
+            + ", ".join(f"{rid} {d}" for rid, d in dropped if d)
+        )
+    return [t for t in loaded[0].task_ids if t in common], notes
+
+
+def _metric_of(side: _Run, rows: Ledger, options: BoardOptions) -> tuple[MetricEstimate, int]:
+    """Score's figure of the run over ``rows`` (its attempts on the shared tasks)."""
+    m = METRIC.match(options.metric)
+    k = int(m.group(2)) if m else 1
+    scored = score_tallies(
+        TallyOfLedger(rows),
+        run=side.run_id,
+        options=ScoreOptions(
+            ks=(k,),
+            confidence=options.confidence,
+            resamples=options.resamples,
+            seed=options.seed,
+            method=options.method,
+        ),
+    ).runs[0]
+    if options.metric == "mean-score":
+        if scored.mean_score is None:
+            raise ArgumentError(
+                f"run {side.run_id!r}: --metric mean-score needs a partial-credit 'score' on "
+                "every attempt, and this run does not record one on each",
+                argument="metric",
+            )
+        return scored.mean_score, scored.attempts
+    return scored.metrics[options.metric], scored.attempts
+
+
+def _values(side: _Side, metric: str) -> NDArray[np.float64]:
+    """The per-task figure on the shared tasks, as compare reads it."""
+    if metric != "mean-score":
+        return _metric_values(side.run, side.index, metric)
+    rows = side.run.rows
+    assert rows is not None
+    groups = rows.tasks()
+    score = np.bincount(groups.task, weights=rows.column("score"), minlength=len(groups.task_ids))
+    at = {t: i for i, t in enumerate(groups.task_ids)}
+    pos = np.array([at[side.run.task_ids[i]] for i in side.index.tolist()], dtype=np.intp)
+    return np.asarray(score[pos] / groups.attempts[pos], dtype=np.float64)
+
+
+def _cost_of(side: _Side) -> tuple[NDArray[np.float64] | None, str | None]:
+    """Per shared task the total cost of its attempts, or None and why not."""
+    rows = side.run.rows
+    assert rows is not None
+    cost = rows.column("cost").astype(np.float64)
+    known = ~np.isnan(cost)
+    if not known.all():
+        return None, (
+            "cost not measured"
+            if not known.any()
+            else f"cost not measured on {int((~known).sum())} of {cost.size} attempts"
+        )
+    groups = rows.tasks()
+    total = np.bincount(groups.task, weights=cost, minlength=len(groups.task_ids))
+    at = {t: i for i, t in enumerate(groups.task_ids)}
+    pos = np.array([at[side.run.task_ids[i]] for i in side.index.tolist()], dtype=np.intp)
+    return np.asarray(total[pos], dtype=np.float64), None
+
+
+def _given(ledger: Ledger) -> Callable[[Path], Ledger]:
+    """A reader that hands back the ledger already read (each file is read once)."""
+    return lambda _: ledger
+
+
+def _decision(test: PairedTest, adjusted: float, alpha: float) -> PairDecision:
+    if not test.decidable:
+        return "not enough tasks to decide"
+    if adjusted < alpha:
+        return "a better" if test.estimate > 0 else "b better"
+    return "no detectable difference"
+
+
+def board_runs(
+    ledgers: Sequence[str | Path],
+    options: BoardOptions | None = None,
+    *,
+    runs: Sequence[str] | None = None,
+    read: Callable[[Path], Ledger] | None = None,
+) -> Board:
+    """Rank every run of ``ledgers`` (or only ``runs``) on one suite: see the module docstring.
+
+    ``read`` turns a path into a validated ledger (default :func:`trialbook.ledger.read_ledger`;
+    the command line passes one that also reads other harnesses' files).
+    """
+    options = options or BoardOptions()
+    reader = read or read_ledger
+    found = _runs_of(ledgers, runs, reader)
+    loaded: list[_Run] = []
+    for source, rid, ledger in found:
+        run = _load(f"{source}:{rid}", _given(ledger))
+        if not independent(run.protocol):
+            raise ArgumentError(
+                f"run {rid!r} is a {run.protocol} run: a board ranks runs of independent attempts "
+                "(pass@k and pass^k assume them)"
+            )
+        loaded.append(run)
+    shared, notes = _shared_tasks(loaded, options.allow_different_suites)
+    graders = {frozenset(r.meta["grader_version"]) for r in loaded}
+    if len(graders) > 1:
+        notes.append("grader_version differs between runs: differences may come from the grader")
+    shared_set = np.array(shared, dtype=object)
+    sides: list[_Side] = []
+    for (source, _, _), run in zip(found, loaded, strict=True):
+        rows = run.rows
+        assert rows is not None
+        if len(shared) != len(run.task_ids):
+            rows = rows.where(np.isin(rows.column("task_id"), shared_set))
+        at = {t: i for i, t in enumerate(run.task_ids)}
+        index = np.array([at[t] for t in shared], dtype=np.intp)
+        metric, attempts = _metric_of(run, rows, options)
+        run = replace(run, rows=rows)
+        sides.append(_Side(run, source, metric, attempts, index))
+
+    estimates = np.array([s.metric.estimate for s in sides])
+    order = sorted(range(len(sides)), key=lambda i: (-estimates[i], sides[i].run.run_id))
+    sides = [sides[i] for i in order]
+    estimates = estimates[order]
+    values = [_values(s, options.metric) for s in sides]
+    n = len(sides)
+
+    tests: list[tuple[int, int, PairedTest]] = []
+    for i in range(n):
+        for j in range(i + 1, n):
+            # compare's call: candidate (a) minus baseline (b), its level, resamples and seed
+            test = paired_test(
+                values[i] - values[j],
+                confidence=options.confidence,
+                resamples=options.resamples,
+                seed=options.seed,
+            )
+            tests.append((i, j, test))
+    adjusted = holm([t.p_value for _, _, t in tests])
+    better = np.zeros((n, n), dtype=bool)
+    pairs: list[BoardPair] = []
+    single = all(bool((s.run.n[s.index] == 1).all()) for s in sides)
+    for (i, j, test), p_adj in zip(tests, adjusted.tolist(), strict=True):
+        decision = _decision(test, p_adj, options.alpha)
+        if decision == "a better":
+            better[i, j] = True
+        elif decision == "b better":
+            better[j, i] = True
+        mcn = None
+        if single:
+            fa = sides[i].run.first[sides[i].index]
+            fb = sides[j].run.first[sides[j].index]
+            only_a, only_b = int((fa & ~fb).sum()), int((~fa & fb).sum())
+            mcn = McNemarResult(
+                both=int((fa & fb).sum()),
+                only_baseline=only_b,
+                only_candidate=only_a,
+                neither=int((~fa & ~fb).sum()),
+                p_value=test.p_value,
+                difference=test.estimate,
+                ci_low=test.ci_low,
+                ci_high=test.ci_high,
+                exact_p_value=mcnemar_exact(only_b, only_a),
+            )
+        pairs.append(
+            BoardPair(
+                a=sides[i].run.run_id,
+                b=sides[j].run.run_id,
+                difference=test.estimate,
+                ci_low=test.ci_low,
+                ci_high=test.ci_high,
+                p_value=test.p_value,
+                p_adjusted=p_adj,
+                decision=decision,
+                mcnemar=mcn,
+            )
+        )
+    ranks = rank_intervals(estimates, better)
+
+    costs: list[tuple[NDArray[np.float64] | None, str | None]] = [_cost_of(s) for s in sides]
+    measured = [i for i, (c, _) in enumerate(costs) if c is not None]
+    cost = np.full(n, np.nan)
+    cost_low, cost_high = np.full(n, np.nan), np.full(n, np.nan)
+    cheaper = np.zeros((n, n), dtype=bool)
+    why: list[str | None] = [w for _, w in costs]
+    if measured:
+        matrix = np.column_stack([costs[i][0] for i in measured])
+        solved = None
+        if options.cost == "per-success":
+            solved = np.column_stack([(sides[i].run.c[sides[i].index] > 0) for i in measured])
+        boot = paired_cost_bootstrap(
+            matrix,
+            successes=solved,
+            confidence=options.confidence,
+            resamples=options.resamples,
+            seed=options.seed,
+        )
+        idx = np.array(measured)
+        cost[idx], cost_low[idx], cost_high[idx] = boot.estimate, boot.ci_low, boot.ci_high
+        cheaper[np.ix_(idx, idx)] = boot.cheaper
+        for pos, i in enumerate(measured):
+            if np.isnan(boot.estimate[pos]):
+                why[i] = "nothing passed: cost per success undefined"
+            elif boot.undefined[pos]:
+                notes.append(
+                    f"{sides[i].run.run_id}: {int(boot.undefined[pos])} of {boot.resamples} "
+                    "resamples had no successful task; its cost interval is over the others"
+                )
+    front = pareto_front(estimates, cost)
+    dominates = better & cheaper  # [j, i]: j decided better and significantly cheaper than i
+    off_axis = [s.run.run_id for s, c in zip(sides, cost.tolist(), strict=True) if np.isnan(c)]
+    if off_axis and len(off_axis) < n:
+        notes.append(
+            f"off the cost axis (cost not known): {', '.join(off_axis)}; ranked, but on no frontier"
+        )
+
+    systems: list[BoardSystem] = []
+    for i, s in enumerate(sides):
+        known = not np.isnan(cost[i])
+        by = tuple(sides[j].run.run_id for j in np.flatnonzero(dominates[:, i]).tolist())
+        frontier: Frontier | None = None
+        if known:
+            frontier = "dominated" if by else "on" if front[i] else "off"
+        systems.append(
+            BoardSystem(
+                run_id=s.run.run_id,
+                system=next(iter(s.run.meta["system"]), None),
+                source=s.source,
+                dataset_id=next(iter(s.run.meta["dataset_id"]), None),
+                tasks=len(shared),
+                attempts=s.attempts,
+                metric=s.metric,
+                cost=float(cost[i]) if known else None,
+                cost_low=float(cost_low[i]) if known and not np.isnan(cost_low[i]) else None,
+                cost_high=float(cost_high[i]) if known and not np.isnan(cost_high[i]) else None,
+                cost_note=None if known else why[i],
+                rank=int(ranks.rank[i]),
+                rank_low=int(ranks.low[i]),
+                rank_high=int(ranks.high[i]),
+                frontier=frontier,
+                dominated_by=by,
+            )
+        )
+    return Board(
+        metric=options.metric,
+        cost_basis=options.cost,
+        systems=tuple(systems),
+        pairs=tuple(pairs),
+        tasks=len(shared),
+        alpha=options.alpha,
+        confidence=options.confidence,
+        resamples=options.resamples,
+        seed=options.seed,
+        interval_method=options.method,
+        test_method=tests[0][2].method,
+        notes=tuple(notes),
+    )
