@@ -438,13 +438,14 @@ def board_runs(
     ranks = rank_intervals(estimates, better)
 
     costs: list[tuple[NDArray[np.float64] | None, str | None]] = [_cost_of(s) for s in sides]
-    measured = [i for i, (c, _) in enumerate(costs) if c is not None]
+    known_cost = {i: c for i, (c, _) in enumerate(costs) if c is not None}
+    measured = list(known_cost)
     cost = np.full(n, np.nan)
     cost_low, cost_high = np.full(n, np.nan), np.full(n, np.nan)
     cheaper = np.zeros((n, n), dtype=bool)
     why: list[str | None] = [w for _, w in costs]
     if measured:
-        matrix = np.column_stack([costs[i][0] for i in measured])
+        matrix = np.column_stack([known_cost[i] for i in measured])
         solved = None
         if options.cost == "per-success":
             solved = np.column_stack([(sides[i].run.c[sides[i].index] > 0) for i in measured])

@@ -52,6 +52,9 @@ class ImportOptions:
     (from each run's recorded start)."""
     scorer: str | None = None
     """Which scorer's value decides ``passed`` when the source has several."""
+    board: str | None = None
+    """SWE-bench ``leaderboards.json``: the leaderboard to read (``Verified``, ``bash-only``, ...);
+    None reads the file's only one, and a file of several asks for it."""
     protocol: str | None = None
     """The attempt protocol to record on every row (``independent``, ``repair``,
     ``human-selected``). None: a foreign source's runs are independent trials (each of the

@@ -1,18 +1,18 @@
 """Pure statistics: arrays in, frozen result dataclasses out. No files, no terminal."""
 
-from trialbook.stats._bootstrap import (
-    BootstrapResult,
-    CIMethod,
-    ColumnWeights,
-    clustered_se,
-    task_bootstrap,
-)
 from trialbook.stats._board import (
     CostBootstrap,
     RankIntervals,
     paired_cost_bootstrap,
     pareto_front,
     rank_intervals,
+)
+from trialbook.stats._bootstrap import (
+    BootstrapResult,
+    CIMethod,
+    ColumnWeights,
+    clustered_se,
+    task_bootstrap,
 )
 from trialbook.stats._budget import BudgetCurve, budget_curve
 from trialbook.stats._discordant import DiscordantSequence, discordant_evalue, discordant_stops
@@ -93,8 +93,8 @@ __all__ = [
     "mcnemar_interval",
     "mcnemar_mid_p",
     "newcombe_paired_ci",
-    "paired_difference",
     "paired_cost_bootstrap",
+    "paired_difference",
     "paired_test",
     "pareto_front",
     "pass_at_k",

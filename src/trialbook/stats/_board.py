@@ -32,8 +32,8 @@ from trialbook.errors import ArgumentError
 __all__ = [
     "CostBootstrap",
     "RankIntervals",
-    "pareto_front",
     "paired_cost_bootstrap",
+    "pareto_front",
     "rank_intervals",
 ]
 
