@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from trialbook.analysis._options import INTERVAL_METHODS, IntervalMethod, IntervalOptions
 
 if TYPE_CHECKING:
-    from trialbook.analysis._board import Board, BoardOptions, BoardPair, BoardSystem, board_runs
+    from trialbook.analysis._board import board_runs
+    from trialbook.analysis._board_results import Board, BoardOptions, BoardPair, BoardSystem
     from trialbook.analysis._budget import (
         BudgetReport,
         BudgetRow,
@@ -124,7 +125,8 @@ __all__ = [
 # Loaded on first use (PEP 562): the command line reads IntervalOptions' defaults for --help
 # without paying for numpy and scipy.
 _LAZY = {
-    **dict.fromkeys(("Board", "BoardOptions", "BoardPair", "BoardSystem", "board_runs"), "_board"),
+    **dict.fromkeys(("Board", "BoardOptions", "BoardPair", "BoardSystem"), "_board_results"),
+    "board_runs": "_board",
     **dict.fromkeys(
         ("BudgetReport", "BudgetRow", "RunBudget", "budget_file", "budget_replay"), "_budget"
     ),
