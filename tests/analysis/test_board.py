@@ -83,7 +83,8 @@ def test_each_pair_p_value_is_compares(tmp_path: Path, k: int, metric: str, task
         assert pair.difference == pytest.approx(c.difference.estimate, abs=1e-12)
         assert (pair.ci_low, pair.ci_high) == (c.ci_low, c.ci_high)
         if k == 1:
-            assert pair.mcnemar is not None and c.mcnemar is not None
+            assert pair.mcnemar is not None
+            assert c.mcnemar is not None
             assert pair.mcnemar.only_candidate == c.mcnemar.only_candidate
             assert pair.mcnemar.only_baseline == c.mcnemar.only_baseline
 
@@ -98,7 +99,8 @@ def test_each_system_metric_is_scores(tmp_path: Path) -> None:
         by_run = {r.run_id: r.metrics["pass@1"] for r in scored.runs}
         for s in board.systems:
             assert s.metric == by_run[s.run_id]
-            assert s.tasks == 30 and s.attempts == 90
+            assert s.tasks == 30
+            assert s.attempts == 90
 
 
 def test_holm_adjusts_over_every_pair_and_decides_the_ranks(tmp_path: Path) -> None:
@@ -133,10 +135,13 @@ def test_costs_frontier_and_dominance(tmp_path: Path) -> None:
         # cost per task: every attempt's cost over the tasks
         assert by[run].cost == pytest.approx(sum(r["cost"] for r in mine) / 80, rel=1e-12)
         low, high = by[run].cost_low, by[run].cost_high
-        assert low is not None and high is not None and low < by[run].cost < high
+        assert low is not None
+        assert high is not None
+        assert low < by[run].cost < high
     assert by["omega"].frontier == "dominated"
     assert "alpha" in by["omega"].dominated_by
-    assert by["delta"].frontier == "on" and by["alpha"].frontier == "on"
+    assert by["delta"].frontier == "on"
+    assert by["alpha"].frontier == "on"
 
     per_success = board_runs([path], BoardOptions(cost="per-success", resamples=2000))
     for s in per_success.systems:
@@ -154,13 +159,13 @@ def test_a_system_without_cost_is_ranked_but_off_the_cost_axis(tmp_path: Path) -
             del r["cost"]  # measured on all but three attempts: not measured as a whole
     board = board_runs([_ledger(tmp_path, rows)], BoardOptions(resamples=2000))
     by = {s.run_id: s for s in board.systems}
-    assert by["beta"].cost is None and by["beta"].frontier is None
+    assert by["beta"].cost is None
+    assert by["beta"].frontier is None
     assert by["beta"].cost_note == "cost not measured"
-    assert (
-        by["gamma"].cost is None
-        and by["gamma"].cost_note == "cost not measured on 3 of 90 attempts"
-    )
-    assert by["alpha"].cost is not None and by["alpha"].frontier in ("on", "off")
+    assert by["gamma"].cost is None
+    assert by["gamma"].cost_note == "cost not measured on 3 of 90 attempts"
+    assert by["alpha"].cost is not None
+    assert by["alpha"].frontier in ("on", "off")
     assert any("off the cost axis" in n and "beta" in n and "gamma" in n for n in board.notes)
     assert {s.run_id for s in board.no_cost} == {"beta", "gamma"}
 
@@ -184,7 +189,7 @@ def test_runs_on_different_suites_need_the_flag_and_rank_the_shared_tasks(tmp_pa
     for r in b:
         r["dataset_id"] = "suite-2"
     path = _ledger(tmp_path, a + b)
-    with pytest.raises(ArgumentError, match="different suites.*--allow-different-suites"):
+    with pytest.raises(ArgumentError, match=r"different suites.*--allow-different-suites"):
         board_runs([path])
     board = board_runs([path], BoardOptions(allow_different_suites=True, resamples=2000))
     assert board.tasks == 20
