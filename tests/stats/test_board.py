@@ -152,3 +152,22 @@ def test_rank_intervals_hold_jointly_and_the_leaders_hold_the_true_best() -> Non
     )
     assert coverage >= 0.95 + 3 * mc_error, (coverage, mc_error)
     assert leaders >= 0.95 + 3 * mc_error, (leaders, mc_error)
+
+
+def test_each_pair_difference_interval_is_the_paired_resamples_percentiles() -> None:
+    # the bounds of cost_j - cost_i are those of cost_i - cost_j negated, and both are the
+    # percentiles of the same paired resamples: checked against a direct percentile of them
+    rng = np.random.default_rng(5)
+    cost = rng.gamma(2.0, 1.0, (50, 4)) * [1.0, 1.1, 0.9, 1.3]
+    boot = paired_cost_bootstrap(cost, resamples=3000, seed=8)
+    np.testing.assert_allclose(boot.diff_low, -boot.diff_high.T, rtol=0, atol=1e-12)
+    gen = np.random.default_rng(8)  # the same draws, repeated here
+    drawn = gen.integers(0, 50, size=(3000, 50)) + (np.arange(3000) * 50)[:, None]
+    counts = np.bincount(drawn.ravel(), minlength=3000 * 50).reshape(3000, 50)
+    means = counts @ cost / 50
+    for i in range(4):
+        for j in range(4):
+            if i != j:
+                lo, hi = np.percentile(means[:, i] - means[:, j], [2.5, 97.5])
+                assert boot.diff_low[i, j] == pytest.approx(lo, abs=1e-12)
+                assert boot.diff_high[i, j] == pytest.approx(hi, abs=1e-12)
