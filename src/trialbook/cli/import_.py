@@ -31,6 +31,12 @@ SOURCES = (*IMPORT_SOURCES, "jsonl", "csv")
     "for other harnesses' files (they run independent trials); a jsonl/csv file keeps what its "
     "rows record (this fills rows that record none).",
 )
+@click.option(
+    "--board",
+    "leaderboard",
+    metavar="NAME",
+    help="swe-bench: the leaderboard of a leaderboards.json file to read (Verified, bash-only, ...).",
+)
 @source_options
 @user_errors
 def import_(
@@ -42,6 +48,7 @@ def import_(
     as_attempts: str | None,
     scorer: str | None,
     protocol: str | None,
+    leaderboard: str | None,
 ) -> None:
     """Append SOURCE files to a SQLite ledger: every row validated, all files or none.
 
@@ -63,6 +70,7 @@ def import_(
             ("--system", system),
             ("--as-attempts", as_attempts),
             ("--scorer", scorer),
+            ("--board", leaderboard),
         ):
             if value is not None:
                 fail([f"{flag} applies to other harnesses' files, not to {source} ledgers"])
@@ -96,6 +104,7 @@ def import_(
             as_attempts=as_attempts,
             scorer=scorer,
             protocol=protocol,
+            board=leaderboard,
         )
         ledgers = [read_source(list(paths), source, options)]
     count = import_files(ledger_path, ledgers)
