@@ -253,3 +253,18 @@ def test_the_four_swe_bench_verified_systems_match_the_readme() -> None:
         assert m.exact_p_value == pytest.approx(exact, abs=5e-7)
     # no pair is separated at 95% after Holm: all four lead
     assert len(board.leaders) == 4
+
+
+def test_equal_estimates_tie_even_when_their_last_bits_differ(tmp_path: Path) -> None:
+    # beta and gamma pass 95 of 180 attempts each, on different tasks: score's means come out
+    # 0.5277777777777776 and 0.5277777777777779. Equal counts are a tie: one shared rank, and the
+    # cheaper of the two (beta) beats the other on cost at an equal metric
+    rows = _rows(RATES, tasks=60, cost={"alpha": 1.0, "beta": 0.5, "gamma": 0.6, "delta": 0.1})
+    board = board_runs([_ledger(tmp_path, rows)], BoardOptions(resamples=2000, seed=3))
+    by = {s.run_id: s for s in board.systems}
+    passes = {r: sum(x["passed"] for x in rows if x["run_id"] == r) for r in ("beta", "gamma")}
+    assert passes == {"beta": 95, "gamma": 95}
+    assert by["beta"].rank == by["gamma"].rank == 2
+    assert [s.run_id for s in board.systems][1:3] == ["beta", "gamma"]  # by run id within a tie
+    assert by["beta"].frontier == "on"
+    assert by["gamma"].frontier == "off"

@@ -237,7 +237,9 @@ def board_runs(
         run = replace(run, rows=rows)
         sides.append(_Side(run, source, metric, attempts, index))
 
-    estimates = np.array([s.metric.estimate for s in sides])
+    # ranked on the estimates to 12 decimals: two means of the same count of passes over the same
+    # tasks can differ in their last bits (summed in another order), and a tie is a tie
+    estimates = np.round([s.metric.estimate for s in sides], 12)
     order = sorted(range(len(sides)), key=lambda i: (-estimates[i], sides[i].run.run_id))
     sides = [sides[i] for i in order]
     estimates = estimates[order]
@@ -326,7 +328,7 @@ def board_runs(
                     f"{sides[i].run.run_id}: {int(boot.undefined[pos])} of {boot.resamples} "
                     "resamples had no successful task; its cost interval is over the others"
                 )
-    front = pareto_front(estimates, cost)
+    front = pareto_front(estimates, np.array([float(f"{c:.12g}") for c in cost.tolist()]))
     dominates = better & cheaper  # [j, i]: j decided better and significantly cheaper than i
     off_axis = [s.run.run_id for s, c in zip(sides, cost.tolist(), strict=True) if np.isnan(c)]
     if off_axis and len(off_axis) < n:

@@ -208,7 +208,7 @@ def board_table(b: Board) -> Group:
 def board_markdown(b: Board) -> str:
     """Markdown for a pull-request comment: the leaders first, the table, the pairs folded."""
     out = [f"### {md_text(leaders_line(b))}", ""]
-    out += [f"> **NOTE:** {md_text(n)}" for n in b.notes]
+    out += [f"> **NOTE:** {md_text(shown(n))}" for n in b.notes]
     if b.notes:
         out.append("")
     out += [
