@@ -196,56 +196,12 @@ def _decision(test: PairedTest, adjusted: float, alpha: float) -> PairDecision:
     return "no detectable difference"
 
 
-def board_runs(
-    ledgers: Sequence[str | Path],
-    options: BoardOptions | None = None,
-    *,
-    runs: Sequence[str] | None = None,
-    read: Callable[[Path], Ledger] | None = None,
-) -> Board:
-    """Rank every run of ``ledgers`` (or only ``runs``) on one suite: see the module docstring.
-
-    ``read`` turns a path into a validated ledger (default :func:`trialbook.ledger.read_ledger`;
-    the command line passes one that also reads other harnesses' files).
-    """
-    options = options or BoardOptions()
-    reader = read or read_ledger
-    found = _runs_of(ledgers, runs, reader)
-    loaded: list[_Run] = []
-    for source, rid, ledger in found:
-        run = _load(f"{source}:{rid}", _given(ledger))
-        if not independent(run.protocol):
-            raise ArgumentError(
-                f"run {rid!r} is a {run.protocol} run: a board ranks runs of independent attempts "
-                "(pass@k and pass^k assume them)"
-            )
-        loaded.append(run)
-    shared, notes = _shared_tasks(loaded, options.allow_different_suites)
-    graders = {frozenset(r.meta["grader_version"]) for r in loaded}
-    if len(graders) > 1:
-        notes.append("grader_version differs between runs: differences may come from the grader")
-    shared_set = np.array(shared, dtype=object)
-    sides: list[_Side] = []
-    for (source, _, _), run in zip(found, loaded, strict=True):
-        rows = run.rows
-        assert rows is not None
-        if len(shared) != len(run.task_ids):
-            rows = rows.where(np.isin(rows.column("task_id"), shared_set))
-        at = {t: i for i, t in enumerate(run.task_ids)}
-        index = np.array([at[t] for t in shared], dtype=np.intp)
-        metric, attempts = _metric_of(run, rows, options)
-        run = replace(run, rows=rows)
-        sides.append(_Side(run, source, metric, attempts, index))
-
-    # ranked on the estimates to 12 decimals: two means of the same count of passes over the same
-    # tasks can differ in their last bits (summed in another order), and a tie is a tie
-    estimates = np.round([s.metric.estimate for s in sides], 12)
-    order = sorted(range(len(sides)), key=lambda i: (-estimates[i], sides[i].run.run_id))
-    sides = [sides[i] for i in order]
-    estimates = estimates[order]
-    values = [_values(s, options.metric) for s in sides]
+def _test_pairs(
+    sides: list[_Side], values: list[NDArray[np.float64]], options: BoardOptions
+) -> tuple[list[BoardPair], NDArray[np.bool_], str]:
+    """Every pair (a ranked above b) by compare's paired test, Holm-adjusted; the decisions as
+    better[i, j] (i decided better than j); what the test was, in words."""
     n = len(sides)
-
     tests: list[tuple[int, int, PairedTest]] = []
     for i in range(n):
         for j in range(i + 1, n):
@@ -296,8 +252,21 @@ def board_runs(
                 mcnemar=mcn,
             )
         )
-    ranks = rank_intervals(estimates, better)
+    return pairs, better, tests[0][2].method
 
+
+def _costs(
+    sides: list[_Side], options: BoardOptions, notes: list[str]
+) -> tuple[
+    NDArray[np.float64],
+    NDArray[np.float64],
+    NDArray[np.float64],
+    NDArray[np.bool_],
+    list[str | None],
+]:
+    """Per system its cost and interval (NaN: none), cheaper[i, j] (i significantly cheaper than
+    j), and why a system has no cost; a note for a cost interval over fewer resamples."""
+    n = len(sides)
     costs: list[tuple[NDArray[np.float64] | None, str | None]] = [_cost_of(s) for s in sides]
     known_cost = {i: c for i, (c, _) in enumerate(costs) if c is not None}
     measured = list(known_cost)
@@ -328,6 +297,63 @@ def board_runs(
                     f"{sides[i].run.run_id}: {int(boot.undefined[pos])} of {boot.resamples} "
                     "resamples had no successful task; its cost interval is over the others"
                 )
+    return cost, cost_low, cost_high, cheaper, why
+
+
+def board_runs(
+    ledgers: Sequence[str | Path],
+    options: BoardOptions | None = None,
+    *,
+    runs: Sequence[str] | None = None,
+    read: Callable[[Path], Ledger] | None = None,
+) -> Board:
+    """Rank every run of ``ledgers`` (or only ``runs``) on one suite: see the module docstring.
+
+    ``read`` turns a path into a validated ledger (default :func:`trialbook.ledger.read_ledger`;
+    the command line passes one that also reads other harnesses' files).
+    """
+    options = options or BoardOptions()
+    reader = read or read_ledger
+    found = _runs_of(ledgers, runs, reader)
+    loaded: list[_Run] = []
+    for source, rid, ledger in found:
+        run = _load(f"{source}:{rid}", _given(ledger))
+        if not independent(run.protocol):
+            raise ArgumentError(
+                f"run {rid!r} is a {run.protocol} run: a board ranks runs of independent attempts "
+                "(pass@k and pass^k assume them)"
+            )
+        loaded.append(run)
+    shared, notes = _shared_tasks(loaded, options.allow_different_suites)
+    graders = {frozenset(r.meta["grader_version"]) for r in loaded}
+    if len(graders) > 1:
+        notes.append("grader_version differs between runs: differences may come from the grader")
+    shared_set = np.array(shared, dtype=object)
+    sides: list[_Side] = []
+    for (source, _, _), run in zip(found, loaded, strict=True):
+        rows = run.rows
+        assert rows is not None
+        if len(shared) != len(run.task_ids):
+            rows = rows.where(np.isin(rows.column("task_id"), shared_set))
+        at = {t: i for i, t in enumerate(run.task_ids)}
+        index = np.array([at[t] for t in shared], dtype=np.intp)
+        metric, attempts = _metric_of(run, rows, options)
+        run = replace(run, rows=rows)
+        sides.append(_Side(run, source, metric, attempts, index))
+
+    # ranked on the estimates to 12 decimals: two means of the same count of passes over the same
+    # tasks can differ in their last bits (summed in another order), and a tie is a tie
+    estimates = np.round([s.metric.estimate for s in sides], 12)
+    order = sorted(range(len(sides)), key=lambda i: (-estimates[i], sides[i].run.run_id))
+    sides = [sides[i] for i in order]
+    estimates = estimates[order]
+    values = [_values(s, options.metric) for s in sides]
+    n = len(sides)
+
+    pairs, better, test_method = _test_pairs(sides, values, options)
+    ranks = rank_intervals(estimates, better)
+
+    cost, cost_low, cost_high, cheaper, why = _costs(sides, options, notes)
     front = pareto_front(estimates, np.array([float(f"{c:.12g}") for c in cost.tolist()]))
     dominates = better & cheaper  # [j, i]: j decided better and significantly cheaper than i
     off_axis = [s.run.run_id for s, c in zip(sides, cost.tolist(), strict=True) if np.isnan(c)]
@@ -374,6 +400,6 @@ def board_runs(
         resamples=options.resamples,
         seed=options.seed,
         interval_method=options.method,
-        test_method=tests[0][2].method,
+        test_method=test_method,
         notes=tuple(notes),
     )
