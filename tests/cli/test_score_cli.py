@@ -181,7 +181,7 @@ BAD_CASES: dict[str, tuple[Any, str]] = {
     "NaN": (
         '{"task_id":"t1","attempt_index":0,"k_budget":1,"timeout_s":NaN,"elapsed_s":1,'
         '"passed":true,"timed_out":false,"helper_calls":0,"oracle_leak":false}\n',
-        "bad.jsonl:1: not valid JSON: NaN is not a number JSON allows",
+        "bad.jsonl:1: task 't1': field 'timeout_s': NaN is not a number JSON allows",
     ),
     "number too large for a double": (
         json.dumps(base_row("t1", 0, passed=True)).replace("1.5", "1e400") + "\n",
@@ -190,7 +190,18 @@ BAD_CASES: dict[str, tuple[Any, str]] = {
     "Infinity literal": (
         # what Python's json.dumps writes for float('inf')
         [base_row("t1", 0, passed=True, elapsed_s=float("inf"))],
-        "bad.jsonl:1: not valid JSON: Infinity is not a number JSON allows",
+        "bad.jsonl:1: task 't1': field 'elapsed_s': Infinity is not a number JSON allows",
+    ),
+    "-Infinity nested in a check": (
+        # the field is named by its path, as the row's own refusals name theirs
+        '{"task_id":"t1","attempt_index":0,"k_budget":1,"timeout_s":1,"elapsed_s":1,'
+        '"passed":true,"timed_out":false,"helper_calls":0,"oracle_leak":false,'
+        '"checks":{"a":[1,-Infinity]}}\n',
+        "bad.jsonl:1: task 't1': field 'checks.a[1]': -Infinity is not a number JSON allows",
+    ),
+    "NaN in a line that is not an object": (
+        "[NaN]\n",
+        "bad.jsonl:1: not valid JSON: NaN is not a number JSON allows",
     ),
     "whole number beyond 64 bits": (
         [base_row("t1", 0, passed=True, k=10**20)],

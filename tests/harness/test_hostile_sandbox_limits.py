@@ -79,9 +79,12 @@ def test_a_fork_bomb_is_stopped_inside_the_attempt(tmp_path: Path, tier: str) ->
         assert row["passed"] is True, row  # its grader could fork too
         assert "not yet reaped" not in (row["error"] or ""), row
     assert max(forks) <= 4096
-    # Both attempts start with the same processes of the user alive (this test's, the harness's
-    # threads): the same budget, give or take a thread that started or ended in between.
-    assert abs(forks[1] - forks[0]) <= 16, forks
+    # The second attempt starts with no less budget than the first: what the first bomb left (its
+    # ~4,000 sleepers, or their zombies) would cost the second thousands of forks. The other
+    # processes of the user (this test's, the harness's threads, the first attempt's own start-up)
+    # come and go by a few dozen, so the check is one-sided: more budget the second time is fine
+    # (CI stop 32 saw 4073 then 4091).
+    assert forks[1] >= forks[0] - 16, forks
 
 
 def _cgroups() -> bool:

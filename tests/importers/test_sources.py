@@ -215,7 +215,7 @@ def test_inspect_partial_errors_limits_and_retries(inspect_log: Any) -> None:
     assert rows[0]["not_recorded"] == "helper_calls,oracle_leak"
     (score,) = score_ledger(ledger).runs
     notes = " | ".join(score.notes)
-    assert "1 unscored sample(s)" in notes
+    assert "1 sample(s) without a value for the scorer" in notes
     assert "1 sample(s) ended in an error" in notes
     assert "1 sample(s) were retried after errors (2 errored tries" in notes
     assert score.passes_after_timeout == 1

@@ -176,6 +176,9 @@ class Comparison:
     """Per named check both runs record: its paired difference over the shared tasks."""
     checks_not_compared: tuple[str, ...] = ()
     """Checks both runs record, but on fewer than two shared tasks (no interval): not compared."""
+    p_value_mc_se: float | None = None
+    """Monte Carlo standard error of ``p_value`` when it comes from random sign patterns (more
+    than 16 tasks with several attempts); None when it is exact."""
 
     @property
     def improved_tasks(self) -> tuple[str, ...]:
@@ -384,4 +387,5 @@ def compare_runs(
         fault_tasks_left_out=left_out,
         checks=moves,
         checks_not_compared=few,
+        p_value_mc_se=test.p_value_mc_se,
     )

@@ -5,9 +5,13 @@ samples are streamed (``read_eval_log_samples``), so a large log is never held w
 sample x epoch (``attempt_index`` = epoch - 1, ``k_budget`` = the epochs configured):
 
 - passed exactly as Inspect's reducers decide: ``value_to_float(value) >= 1.0`` on the chosen
-  scorer's value (so a partial ``"P"`` fails, and its 0.5 is kept as ``score``); with several scorers
-  the caller names one (``scorer``), nothing is guessed;
-- a sample with ``error`` is an infrastructure error;
+  score's value (so a partial ``"P"`` fails, and its 0.5 is kept as ``score``); a score is named
+  as the log's results name it, a key of a dict-valued scorer included
+  (:mod:`trialbook.importers._inspect_scores`); with several the caller names one (``scorer``),
+  nothing is guessed; a log without results (a failed eval) is checked against its samples' scores;
+- a sample with ``error`` and no score is an infrastructure error (Inspect leaves it out of its
+  figures); one with an error that Inspect scored all the same (``score_on_error``) is a graded
+  attempt, its score decides and the error is kept, as Inspect counts it;
 - a sample without a value for the scorer, or whose value is NaN, is *unscored*: Inspect leaves it
   out of its metrics; here it is a failure (status failed, error "unscored"), counted in a note;
 - a ``limit`` of type time or working marks ``timed_out``; Inspect still scores such a sample, so it
@@ -16,22 +20,49 @@ sample x epoch (``attempt_index`` = epoch - 1, ``k_budget`` = the epochs configu
   none configured: not recorded. ``elapsed_s`` is the sample's ``total_time``;
 - ``error_retries`` (earlier tries of the same sample and epoch that errored and were re-run,
   unscored) stay out of the rows as Inspect keeps them out of its scores, and are counted in a note;
-- tokens from ``model_usage`` (input + cache read + cache write in, output out), ``cache_hit`` when
-  a cache read is recorded, ``cost`` from ``total_cost`` (null unless Inspect priced every model).
+- tokens from ``model_usage`` (input + cache read + cache write in, output out): a sample that
+  never called a model has no usage and zero tokens, as in Inspect's totals; ``cache_hit`` when a
+  cache read is recorded, ``cost`` from ``total_cost`` (null unless Inspect priced every model).
+
+The run's notes give Inspect's own figures from the log's results section beside ours, and what
+makes them differ (errored and NaN-scored samples, which Inspect leaves out).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from trialbook.errors import ArgumentError, Problem, TrialbookError
 from trialbook.importers._base import ImportedRun, ImportOptions
-from trialbook.importers._common import attempt_row, expand, fail, raise_problems, show, source_file
+from trialbook.importers._common import (
+    attempt_row,
+    expand,
+    fail,
+    head,
+    raise_problems,
+    show,
+    source_file,
+)
+from trialbook.importers._inspect_scores import (
+    Named,
+    check_request,
+    inspect_figures,
+    listed,
+    names_in_sample,
+    result_names,
+)
 
 __all__ = ["INSPECT", "InspectLogs"]
+
+_JSON_LOG = re.compile(
+    r'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"[a-z_]+"\s*,\s*"eval"\s*:\s*\{\s*"eval_id"'
+)
+"""The head of a JSON log: inspect-ai writes ``version``, ``status``, then ``eval`` (its
+``EvalLog`` field order), ``eval_id`` first within it."""
 
 _EXCLUDED = {"events", "attachments", "store"}
 """Sample fields never needed for a row (the bulk of a log)."""
@@ -53,8 +84,11 @@ class InspectLogs:
     name = "inspect"
 
     def detect(self, path: Path) -> bool:
-        """An ``.eval`` file (a zip: its first bytes say so); a ``.json`` log is not detected (name
-        the source: many JSON files are not logs)."""
+        """An ``.eval`` file (a zip: its first bytes say so), or a ``.json`` log: an object whose
+        first key is ``version`` and whose ``eval`` block follows ``status``, as inspect-ai writes
+        them (a peek at the head; the reader checks the rest)."""
+        if path.suffix.lower() == ".json":
+            return _JSON_LOG.match(head(path)) is not None
         if path.suffix.lower() != ".eval" or not path.is_file():
             return False
         try:
@@ -88,25 +122,36 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
     config = header.eval.config
     epochs = config.epochs or 1
     time_limit = config.time_limit
-    scorer_names = [s.name for s in (header.results.scores if header.results else [])]
-    scorers = list(dict.fromkeys(scorer_names))
-    scorer = options.scorer
-    if scorer is None and len(scorers) > 1:
-        raise ArgumentError(
-            f"{path}: the log has several scorers ({', '.join(scorers)}): name one",
-            argument="scorer",
-        )
-    if scorer is not None and scorers and scorer not in scorers:
-        raise ArgumentError(
-            f"{path}: no scorer {scorer!r} in the log (scorers: {', '.join(scorers)})",
-            argument="scorer",
+    declared = result_names(header.results)
+    requested = options.scorer
+    chosen: Named | None = None
+    if declared:
+        if requested is None and len(declared) > 1:
+            raise ArgumentError(
+                f"{path}: the log has several scorers ({listed(declared)}): name one",
+                argument="scorer",
+            )
+        dict_scorers = {
+            n.scorer: [k.name for k in declared.values() if k.scorer == n.scorer]
+            for n in declared.values()
+            if n.key is not None
+        }
+        chosen = (
+            check_request(path, requested, declared, dict_scorers)
+            if requested is not None
+            else next(iter(declared.values()))
         )
     version = header.eval.packages.get("inspect_ai")
+    # Whether Inspect priced every model the run called: then a sample that called none cost 0.
+    priced = all(u.total_cost is not None for u in header.stats.model_usage.values())
     run_id = options.run_id or path.stem
     system = options.system or header.eval.model
     problems: list[Problem] = []
     rows: list[dict[str, object]] = []
-    unscored = errored = retried_samples = retries = 0
+    seen: dict[str, Named] = {}
+    seen_parents: dict[str, list[str]] = {}
+    used: dict[str, Named] = {}
+    unscored = nan = errored = errored_scored = retried_samples = retries = unused = 0
     try:
         samples = log_module.read_eval_log_samples(
             path, all_samples_required=False, exclude_fields=_EXCLUDED
@@ -119,13 +164,24 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
                 )
                 continue
             scores = sample.scores or {}
-            if scorer is None and len(scores) > 1:
-                raise ArgumentError(
-                    f"{path}: {where} has several scores ({', '.join(scores)}): name a scorer",
-                    argument="scorer",
+            named = chosen
+            if named is None:  # no results section: the sample's own scores name them
+                here, parents = names_in_sample(scores)
+                seen.update(here)
+                seen_parents.update(parents)
+                if requested is None and len(here) > 1:
+                    raise ArgumentError(
+                        f"{path}: {where} has several scores ({listed(here)}): name a scorer",
+                        argument="scorer",
+                    )
+                named = (
+                    here.get(requested)
+                    if requested is not None
+                    else next(iter(here.values()), None)
                 )
-            name = scorer or next(iter(scores), None)
-            value = scores[name].value if name is not None and name in scores else None
+            value = named.value_in(scores) if named is not None else None
+            if named is not None and value is not None:
+                used.setdefault(named.name, named)
             number: float | None = None
             if value is not None:
                 try:
@@ -134,13 +190,14 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
                     problems.append(
                         Problem(
                             0,
-                            f"{where}: field 'scores.{name}.value': not a score Inspect can "
-                            f"reduce: {show(value)}",
+                            f"{where}: field 'scores.{named.scorer if named else None}.value': "
+                            f"not a score Inspect can reduce: {show(value)}",
                             str(path),
                         )
                     )
                     continue
                 if math.isnan(number):
+                    nan += 1
                     number = None
             error = sample.error.message if sample.error is not None else None
             hit = sample.limit.type if sample.limit is not None else None
@@ -148,20 +205,26 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
             limit_s = time_limit
             if hit == "time" and sample.limit.limit is not None:
                 limit_s = sample.limit.limit
-            passed = error is None and number is not None and number >= 1.0
-            if error is not None:
+            # An errored sample that Inspect scored all the same (score_on_error) is graded,
+            # as Inspect counts it in its metrics; without a score it is an infrastructure error.
+            graded = error is None or value is not None
+            passed = graded and number is not None and number >= 1.0
+            if not graded:
                 errored += 1
                 timed_out = None if timed_out else False  # an error after a limit: unclear
                 status = "infra_error"
-            elif number is None:
-                unscored += 1
-                status = "timed_out" if timed_out else "failed"
             else:
+                errored_scored += error is not None
+                if number is None:
+                    unscored += 1
                 status = "passed" if passed else "timed_out" if timed_out else "failed"
             tries = len(sample.error_retries or [])
             retried_samples += tries > 0
             retries += tries
+            # Inspect records each model's usage; a sample that never called a model has none:
+            # zero tokens, as Inspect's own totals count it.
             usage = list((sample.model_usage or {}).values())
+            unused += not usage
             tokens_in = sum(
                 u.input_tokens
                 + (u.input_tokens_cache_read or 0)
@@ -186,10 +249,12 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
                     status=status,
                     score=number if number is not None and 0 <= number <= 1 else None,
                     error=error if error is not None else ("unscored" if number is None else None),
-                    tokens_in=tokens_in if usage else None,
-                    tokens_out=sum(u.output_tokens for u in usage) if usage else None,
+                    tokens_in=tokens_in,
+                    tokens_out=sum(u.output_tokens for u in usage),
                     cache_hit=any(c > 0 for c in cache) if cache else None,
-                    cost=sum(costs) if usage and all(c is not None for c in costs) else None,
+                    cost=sum(costs)
+                    if all(c is not None for c in costs) and (usage or priced)
+                    else None,
                     model_version=header.eval.model,
                     harness_version=None if version is None else f"inspect_ai {version}",
                     started_at=_stamp(sample.started_at),
@@ -203,29 +268,56 @@ def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
         Exception
     ) as exc:  # a truncated member, a sample the model cannot parse: the file's fault
         raise fail(path, f"not a readable Inspect log: {_reason(exc)}") from None
+    if requested is not None and chosen is None:
+        check_request(path, requested, seen, seen_parents)  # refuses a name no sample holds
     raise_problems(problems)
     if not rows:
         raise fail(path, "the log holds no samples")
+    decided = [chosen] if chosen is not None else list(used.values())
     notes = [
         "Inspect records no hidden-helper calls or oracle leaks: not recorded by the source",
         "passed: value_to_float(value) >= 1.0 on "
-        + (f"scorer {scorer or scorers[0]!r}" if scorers else "the sample's score")
+        + (" or ".join(n.describe() for n in decided) if decided else "the sample's score")
         + ", as Inspect's reducers decide; Inspect scores a sample after a time limit, so a "
         "timed-out sample may pass",
     ]
+    figures = inspect_figures(header.results, chosen) if chosen is not None else None
+    if figures is not None:
+        notes.append(figures)
     if not time_limit:
         notes.append("the log sets no time limit: timeout_s is not recorded by the source")
     if header.status != "success":
-        notes.append(f"the log's status is {header.status!r}: it may not hold every sample")
-    if unscored:
         notes.append(
-            f"{unscored} unscored sample(s) (no value, or NaN): Inspect leaves them out of its "
-            "metrics; counted here as failures"
+            f"the log's status is {header.status!r}: it may not hold every sample"
+            + ("" if header.results else ", and Inspect computed no figures (no results)")
         )
     if errored:
         notes.append(
-            f"{errored} sample(s) ended in an error: infrastructure errors here, counted as "
-            "failures unless dropped"
+            f"{errored} sample(s) ended in an error without a score: Inspect leaves them out of "
+            "its figures; here they are infrastructure errors counted as failures, so ours are "
+            "no higher than Inspect's; --drop-infra-errors leaves them out as Inspect does (pass@1 "
+            "is then its mean reducer's figure)"
+        )
+    if errored_scored:
+        notes.append(
+            f"{errored_scored} sample(s) ended in an error but Inspect scored them "
+            "(score_on_error): graded attempts here as in Inspect's figures, decided by their "
+            "score, the error kept in the row"
+        )
+    if nan:
+        notes.append(
+            f"{nan} sample(s) scored NaN: Inspect leaves them out of its figures; counted here as "
+            "failures (error 'unscored'), with or without --drop-infra-errors"
+        )
+    if unscored - nan:
+        notes.append(
+            f"{unscored - nan} sample(s) without a value for the scorer: Inspect leaves them out "
+            "of its metrics; counted here as failures (error 'unscored')"
+        )
+    if unused:
+        notes.append(
+            f"{unused} sample(s) never called a model (no usage recorded): zero tokens, as in "
+            "Inspect's totals"
         )
     if retries:
         notes.append(

@@ -44,6 +44,7 @@ def compare_to_dict(c: Comparison) -> dict[str, Any]:
             "ci_method": c.ci_method,
             "se": d.se_paired,
             "p_value": c.p_value,
+            "p_value_mc_se": c.p_value_mc_se,
             "se_unpaired": d.se_unpaired,
             "correlation": d.correlation,
             "mde": d.mde,
@@ -112,7 +113,9 @@ def _lead(c: Comparison) -> str:
     return (
         f"DECISION: {c.decision} · {c.metric} {_pp(d.estimate)} "
         f"({c.confidence:.0%} interval {_pp(c.ci_low)} to {_pp(c.ci_high)}), "
-        f"p = {_p(c.p_value)}, {c.tasks} paired tasks"
+        f"p = {_p(c.p_value)}"
+        + ("" if c.p_value_mc_se is None else f" (±{c.p_value_mc_se:.1g} Monte Carlo)")
+        + f", {c.tasks} paired tasks"
     )
 
 

@@ -68,6 +68,10 @@ class PairedTest:
     """Random sign patterns drawn (None when exact)."""
     seed: int
     """Seed of the random patterns."""
+    p_value_mc_se: float | None = None
+    """Monte Carlo standard error of ``p_value`` from random patterns, sqrt(p (1 - p) / patterns)
+    (None when exact). Where the p-value lies within three of them of the level, the patterns are
+    drawn again, ten and then a hundred times as many, so that the seed does not decide."""
 
     @property
     def alpha(self) -> float:
@@ -200,19 +204,16 @@ def paired_test(
         )
 
     exact = t <= EXACT_UP_TO
-    # only two numbers per sign pattern are needed: the mean of s * d and the mean of s (the flipped
-    # mean of d - delta is their combination), so patterns are drawn in batches, never all at once
-    flipped, share = _pattern_means(d, resamples, seed, exact)
-    total = flipped.size + (0 if exact else 1)
-
-    def p_at(delta: float) -> float:  # mid-p: ties with the observed mean count half
-        observed = abs(estimate - delta)
-        stat = np.abs(flipped - delta * share)
-        beyond = int((stat > observed * (1 + _TOLERANCE)).sum())
-        ties = int((stat >= observed * (1 - _TOLERANCE)).sum()) - beyond + (0 if exact else 1)
-        return float((beyond + 0.5 * ties) / total)
-
-    p0 = p_at(0.0)
+    drawn = resamples
+    for more in (1, 10, 100):
+        # only two numbers per sign pattern are needed: the mean of s * d and the mean of s (the
+        # flipped mean of d - delta is their combination), so patterns are drawn in batches
+        drawn = resamples * more
+        p_at, total = _mid_p(d, estimate, drawn, seed, exact)
+        p0 = p_at(0.0)
+        mc_se = None if exact else math.sqrt(p0 * (1 - p0) / total)
+        if mc_se is None or abs(p0 - alpha) >= 3 * mc_se:
+            break
     lo = _edge(p_at, estimate, -1.0, alpha)
     hi = _edge(p_at, estimate, 1.0, alpha)
     # the interval excludes 0 exactly when the test rejects: a bound on 0's side is moved to the
@@ -227,7 +228,7 @@ def paired_test(
     method = (
         "sign-flip test over every sign pattern"
         if exact
-        else f"sign-flip test, {resamples} random sign patterns"
+        else f"sign-flip test, {drawn} random sign patterns"
     ) + "; interval: the shifts it does not reject"
     return PairedTest(
         estimate,
@@ -240,9 +241,29 @@ def paired_test(
         informative,
         decidable,
         exact,
-        None if exact else resamples,
+        None if exact else drawn,
         seed,
+        mc_se,
     )
+
+
+def _mid_p(
+    d: NDArray[np.float64], estimate: float, resamples: int, seed: int, exact: bool
+) -> tuple[Callable[[float], float], int]:
+    """The mid-p of 'the mean difference is delta', as a function of delta, over every sign
+    pattern or ``resamples`` seeded ones (the observed pattern counted among them), and the
+    number of patterns behind it."""
+    flipped, share = _pattern_means(d, resamples, seed, exact)
+    total = flipped.size + (0 if exact else 1)
+
+    def p_at(delta: float) -> float:  # mid-p: ties with the observed mean count half
+        observed = abs(estimate - delta)
+        stat = np.abs(flipped - delta * share)
+        beyond = int((stat > observed * (1 + _TOLERANCE)).sum())
+        ties = int((stat >= observed * (1 - _TOLERANCE)).sum()) - beyond + (0 if exact else 1)
+        return float((beyond + 0.5 * ties) / total)
+
+    return p_at, total
 
 
 def _pattern_means(

@@ -239,8 +239,53 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
+class _NonFiniteError(ValueError):
+    """NaN, Infinity or -Infinity in a line: JSON has no such number."""
+
+
 def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a number JSON allows")
+    raise _NonFiniteError(name)
+
+
+class _Constant:
+    """What the second parse of a refused line puts where NaN or Infinity stood."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _non_finite_message(raw: bytes, name: str) -> str:
+    """The refusal of a line holding ``name`` (NaN, Infinity, -Infinity), naming the field it
+    stands in: the line is parsed again with a marker in its place (it parsed but for that)."""
+    try:
+        obj = json.loads(raw, parse_constant=_Constant)
+    except (ValueError, RecursionError):
+        obj = None
+    if not isinstance(obj, dict):
+        return f"not valid JSON: {name} is not a number JSON allows"
+    field = _constant_path(obj)
+    task = obj.get("task_id")
+    where = f"task {task!r}: " if isinstance(task, str) else ""
+    if field is not None:
+        where += f"field {field!r}: "
+    return f"{where}{name} is not a number JSON allows"
+
+
+def _constant_path(value: Any, path: str = "") -> str | None:
+    if isinstance(value, _Constant):
+        return path
+    items: Iterator[tuple[str, Any]]
+    if isinstance(value, dict):
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for sub, item in items:
+        found = _constant_path(item, sub)
+        if found is not None:
+            return found
+    return None
 
 
 def _rows_jsonl(data: bytes, src: str) -> Iterator[Row]:
@@ -254,6 +299,9 @@ def _rows_jsonl(data: bytes, src: str) -> Iterator[Row]:
             )
         except json.JSONDecodeError as exc:
             yield Problem(lineno, f"not valid JSON: {exc.msg} (column {exc.colno})", src)
+            continue
+        except _NonFiniteError as exc:
+            yield Problem(lineno, _non_finite_message(raw, str(exc)), src)
             continue
         except (ValueError, RecursionError) as exc:
             yield Problem(lineno, f"not valid JSON: {exc}", src)
