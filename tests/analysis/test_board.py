@@ -80,6 +80,8 @@ def test_each_pair_p_value_is_compares(tmp_path: Path, k: int, metric: str, task
             CompareOptions(metric=metric, resamples=4000, seed=11),
         )
         assert pair.p_value == c.p_value
+        assert pair.p_value_mc_se == c.p_value_mc_se  # None where exact (McNemar, 12 tasks)
+        assert pair.method == c.ci_method
         assert pair.difference == pytest.approx(c.difference.estimate, abs=1e-12)
         assert (pair.ci_low, pair.ci_high) == (c.ci_low, c.ci_high)
         if k == 1:

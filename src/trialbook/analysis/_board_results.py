@@ -125,6 +125,10 @@ class BoardPair:
     """At alpha on the adjusted p-value."""
     mcnemar: McNemarResult | None
     """The 2x2 table (a as the candidate: only_candidate is only a) with single attempts."""
+    method: str = ""
+    """What the pair's test was, in words (random patterns: how many were drawn)."""
+    p_value_mc_se: float | None = None
+    """Monte Carlo standard error of ``p_value`` from random sign patterns; None when exact."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +156,7 @@ class Board:
     interval_method: str
     """Score's interval of the metric (wilson, percentile or bca)."""
     test_method: str
-    """What the paired test was, in words (the first pair's)."""
+    """What the paired test was, in words: the most pairs' (each pair has its own)."""
     notes: tuple[str, ...]
     """What the reader should know, most important first."""
     adjustment: str = "holm"

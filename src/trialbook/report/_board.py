@@ -84,8 +84,10 @@ def board_to_dict(b: Board) -> dict[str, Any]:
                 "ci_low": p.ci_low,
                 "ci_high": p.ci_high,
                 "p_value": p.p_value,
+                "p_value_mc_se": p.p_value_mc_se,
                 "p_adjusted": p.p_adjusted,
                 "decision": p.decision,
+                "method": p.method,
                 "mcnemar": None if p.mcnemar is None else asdict(p.mcnemar),
             }
             for p in b.pairs
@@ -176,7 +178,8 @@ def _frontier_lines(b: Board) -> list[str]:
 def _how(b: Board) -> str:
     return (
         f"{b.tasks} shared tasks; {len(b.pairs)} pairs by the paired test of compare "
-        f"({b.test_method}), Holm-adjusted at alpha {b.alpha:g}; metric interval: score's "
+        f"({b.test_method}{'' if all(p.method == b.test_method for p in b.pairs) else ', most pairs'}"
+        "), Holm-adjusted at alpha {b.alpha:g}; metric interval: score's "
         f"({b.interval_method}); cost interval: task bootstrap, {b.resamples} resamples, "
         f"seed {b.seed}"
     )
