@@ -215,3 +215,44 @@ def test_plan_from_pilot(tmp_path: Path) -> None:
     assert doc["variance_source"].startswith("pilot")
     assert doc["agreement"] == pytest.approx(0.5)  # first attempts agree on the odd-numbered tasks
     assert doc["se_paired"] is not None
+
+
+def _runs_ledger(path: Path, runs: dict[str, list[int]]) -> Path:
+    rows = []
+    for run_id, outcomes in runs.items():
+        for i, ok in enumerate(outcomes):
+            rows.append(base_row(f"t{i}", 0, passed=bool(ok), k=1, run_id=run_id, dataset_id="d"))
+    return write_jsonl(path, rows)
+
+
+def test_compare_of_one_ledger_of_two_runs_compares_them_earlier_first(tmp_path: Path) -> None:
+    # as after `make demo`: one ledger, two runs; the earlier run is the baseline
+    ledger = _runs_ledger(tmp_path / "l.jsonl", {"old": [1, 0, 0, 1, 0], "new": [1, 1, 0, 1, 1]})
+    runner = CliRunner()
+    alone = runner.invoke(main, ["compare", str(ledger), "--format", "json"])
+    assert alone.exit_code == 0, alone.output
+    named = invoke("compare", f"{ledger}:old", f"{ledger}:new", "--format", "json")
+    doc = json.loads(alone.stdout)
+    assert doc == json.loads(named.output)
+    assert (doc["baseline"]["run_id"], doc["candidate"]["run_id"]) == ("old", "new")
+    assert doc["difference"]["estimate"] == pytest.approx(2 / 5)  # t1 and t4 won, none lost
+    assert f"comparing baseline {ledger}:old (the earlier run) with candidate {ledger}:new" in (
+        alone.stderr
+    )
+
+
+def test_compare_of_one_ledger_without_two_runs_says_the_command_to_type(tmp_path: Path) -> None:
+    three = _runs_ledger(tmp_path / "3.jsonl", {"a": [1, 0], "b": [0, 1], "c": [1, 1]})
+    out = invoke("compare", str(three))
+    assert out.exit_code == 2
+    assert out.output.strip() == (
+        f"trialbook: error: {three} holds 3 runs (a, b, c): name two, e.g. "
+        f"trialbook compare {three}:a {three}:b"
+    )
+    one = _runs_ledger(tmp_path / "1.jsonl", {"a": [1, 0]})
+    out = invoke("compare", str(one))
+    assert out.exit_code == 2
+    assert f"{one} holds one run (a): give CANDIDATE" in out.output
+    out = invoke("compare", f"{one}:a")
+    assert out.exit_code == 2
+    assert "give CANDIDATE too" in out.output

@@ -129,3 +129,28 @@ def test_a_paired_pilot_of_single_attempt_runs_is_accepted(tmp_path: Path) -> No
     result = run("plan", "--tasks", "200", "--runs", "3", "--effect", "0.1", "--pilot", str(pilot))
     assert result.exit_code == 0, result.output
     assert "one attempt per task cannot separate" in result.output
+
+
+@pytest.mark.parametrize(
+    ("between", "within", "larger"),
+    [(0.026, 0.198, "within-task"), (0.2, 0.05, "between-task")],
+)
+def test_the_spending_sentence_follows_the_variance_numbers(
+    between: float, within: float, larger: str
+) -> None:
+    # SE^2 of one score = between / T + within / (T R): 2x tasks halves both parts, 2x attempts
+    # only the within part (so tasks win whenever between > 0); which part is larger decides
+    # whether more attempts come close. The demo's pilot (0.026 between, 0.198 within at 5
+    # attempts) was told "tasks win when between-task variance dominates".
+    t, r = 21, 5
+    args = ["plan", "--tasks", str(t), "--runs", str(r), "--baseline", "0.6", "--effect", "0.1"]
+    args += ["--between-var", str(between), "--within-var", str(within)]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    (line,) = [x for x in out.output.splitlines() if x.startswith("adding tasks")]
+    se_tasks = math.sqrt(between / (2 * t) + within / (2 * t * r))
+    se_attempts = math.sqrt(between / t + within / (t * 2 * r))
+    assert f"(SE {100 * se_tasks:.2f} against {100 * se_attempts:.2f} pp)" in line
+    assert f"within-task part ({within:.4f} / {r} attempts = {within / r:.4f})" in line
+    assert f"the {larger} part is the larger here" in line
+    assert "dominates" not in line

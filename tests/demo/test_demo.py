@@ -161,8 +161,10 @@ def test_a_second_demo_into_the_same_folder_is_refused(tmp_path: Path) -> None:
     (out / "ledger.db").write_bytes(b"")
     result = CliRunner().invoke(main, ["demo", "--out", str(out)])
     assert result.exit_code == 2
-    assert "--out: " in result.output
-    assert "already holds a demo's runs" in result.output
+    # one line, before anything else (the banner was printed whole before the error)
+    (line,) = result.output.splitlines()
+    assert line.startswith("trialbook: error: --out: ")
+    assert "already holds a demo's runs" in line
     assert (out / "ledger.db").read_bytes() == b""
 
 
@@ -252,6 +254,13 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert len(ledger.run_ids) == 2
     compare = json.loads((out / "compare.json").read_text())
     assert compare["schema"] == "trialbook.compare/1"
+    # the closing hints include compare, and the command as printed compares the demo's two runs
+    assert f"\n  trialbook compare {out / 'ledger.db'}\n" in result.output
+    again = CliRunner().invoke(main, ["compare", str(out / "ledger.db"), "--format", "json"])
+    assert again.exit_code == 0, again.output
+    pair = json.loads(again.stdout)
+    assert pair["baseline"]["run_id"] == compare["baseline"]["run_id"]
+    assert pair["candidate"]["run_id"] == compare["candidate"]["run_id"]
     assert compare["tasks"] == 21
     for name in ("baseline", "candidate"):
         score = json.loads((out / f"{name}-score.json").read_text())
@@ -267,3 +276,58 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     for r in finished:
         name = r["system"].removeprefix("simulated-")
         assert r["passed"] == decide(name, r["task_id"], str(r["seed"])).correct, r
+
+
+def test_the_demo_race_ends_where_docs_cli_says(tmp_path: Path) -> None:
+    # docs/cli.md states the interval the documented demo race ends at. The race's outcome is the
+    # seeded agents': attempt i of a task passes when its choice (seed i of the suite) is the
+    # correct fix and it does not hang past the timeout. A replay of two such runs
+    # (compare --sequential, the race's own order seed 0 and sequence) gives the race's interval.
+    import re
+
+    from trialbook.suite import freeze, load_suite
+
+    lock = freeze(load_suite(SUITE_DIR))
+    seeds = load_suite(SUITE_DIR).seeds
+    rows = []
+    for name in ("baseline", "candidate"):
+        for task_id in sorted(EASE):
+            for i, seed in enumerate(seeds):
+                d = decide(name, task_id, str(seed))
+                rows.append(
+                    {
+                        "run_id": name,
+                        "dataset_id": lock.dataset_id,
+                        "task_id": task_id,
+                        "attempt_index": i,
+                        "k_budget": len(seeds),
+                        "timeout_s": 6.0,
+                        "elapsed_s": 1.0,
+                        "passed": d.correct and not d.hang,
+                        "timed_out": d.hang,
+                        "helper_calls": 0,
+                        "oracle_leak": task_id in lock.quarantined,
+                    }
+                )
+    ledger = tmp_path / "race.jsonl"
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = CliRunner().invoke(
+        main,
+        [
+            "compare",
+            f"{ledger}:baseline",
+            f"{ledger}:candidate",
+            "--sequential",
+            "--format",
+            "json",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert (doc["stopped_because"], doc["tasks_used"]) == ("suite-spent", 21)
+    docs = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
+    stated = re.search(r"ends at \[−(\d+\.\d), \+(\d+\.\d)\] points", docs)
+    assert stated is not None, "docs/cli.md no longer states the demo race's interval"
+    low, high = -float(stated.group(1)), float(stated.group(2))
+    assert round(100 * doc["difference"]["ci_low"], 1) == low
+    assert round(100 * doc["difference"]["ci_high"], 1) == high

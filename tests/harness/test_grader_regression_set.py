@@ -99,7 +99,7 @@ def test_a_grader_that_accepts_a_known_bad_sample_fails_the_check(tmp_path: Path
     assert (
         "false accept of check 'sources support the claims': report decoy:unsupported "
         "should fail, passed"
-    ) in text.output
+    ) in " ".join(text.output.split())  # wrapped at 80 columns
     assert "grader version test-1" in text.output
 
 
@@ -135,7 +135,7 @@ def test_a_check_the_grader_does_not_report_is_a_false_reject(tmp_path: Path) ->
     result = _check(_suite(tmp_path, GRADE, samples))
     assert result.exit_code == 1, result.output
     assert "false reject of check 'links resolve': report reference should pass, not reported" in (
-        result.output
+        " ".join(result.output.split())  # wrapped at 80 columns
     )
 
 
@@ -169,3 +169,36 @@ def test_a_malformed_expect_json_is_one_line_and_exit_2(
     (line,) = result.output.strip().splitlines()
     assert str(path) in line
     assert message in line
+
+
+def test_a_task_without_a_known_good_sample_is_not_validated_and_fails_the_check(
+    tmp_path: Path,
+) -> None:
+    # grader = "false" rejects everything: it passes the fixture and decoy cases (all must fail),
+    # and only a known-good sample could show its false rejects. Without one the task is not
+    # validated: said by name, exit 1 unless --allow-unvalidated
+    tasks = {
+        "always-fails": {"grader": "false", "decoys": {"bad": {"a.txt": "x"}}},
+        "checked": {"grader": "test -f a.txt", "reference": {"a.txt": "good"}},
+    }
+    root = make_suite(tmp_path / "s", tasks)
+    runner = CliRunner()
+    args = ["grader-check", str(root), "--sandbox", "process"]
+    out = runner.invoke(main, [*args, "--format", "json"])
+    assert out.exit_code == 1, out.output
+    data = json.loads(out.output)
+    assert (data["false_accepts"], data["false_rejects"], data["failed"]) == (0, 0, False)
+    assert data["unvalidated"] == ["always-fails"]
+    text = runner.invoke(main, args)
+    assert text.exit_code == 1
+    last = text.output.strip().splitlines()[-1]
+    assert last.startswith("NOT VALIDATED: 1 of 2 task(s) have no known-good sample")
+    assert last.endswith(": always-fails")
+    allowed = runner.invoke(main, [*args, "--allow-unvalidated"])
+    assert allowed.exit_code == 0, allowed.output
+    assert "NOT VALIDATED" in allowed.output  # allowed, still said
+    # with a reference for it too, the grader's false rejects are measured: exit 1 for them
+    (root / "tasks" / "always-fails" / "reference").mkdir()
+    (root / "tasks" / "always-fails" / "reference" / "a.txt").write_text("good")
+    measured = json.loads(runner.invoke(main, [*args, "--format", "json"]).output)
+    assert (measured["false_rejects"], measured["unvalidated"]) == (1, [])

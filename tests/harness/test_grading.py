@@ -4,6 +4,7 @@ doing the task: exiting 0 on import, exiting 0 after the tests failed, printing 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -139,3 +140,49 @@ def test_forged_results_give_no_checks(tmp_path: Path) -> None:
     code, last = _grade(tmp_path, module, "--checks")
     assert code == 1
     assert last == "grading: FAIL: the test process wrote something else on its result pipe"
+
+
+def test_a_channel_that_says_failed_fails_an_exit_code_of_0() -> None:
+    """The exit code comes through the wrapper shell, which the agent's code can ptrace; the
+    verdict channel's ``"passed": false`` is the grader's own word (docs/harness.md)."""
+    from trialbook.harness._verdict import read_verdict
+
+    forged = read_verdict('{"passed": true}\n', True, (), channel='{"passed": false}\n')
+    assert forged.passed is False
+    assert "verdict channel said it failed" in forged.notes[0]
+    assert read_verdict("", True, (), channel='{"passed": true}\n').passed is True
+    assert read_verdict("", False, (), channel='{"passed": true}\n').passed is False
+    # on stdout the key is no verdict (anyone holding stdout can append it)
+    assert read_verdict('{"passed": false}\n', True, ()).passed is True
+
+
+def test_the_runner_says_its_verdict_on_the_channel(tmp_path: Path) -> None:
+    from trialbook.harness import grading
+    from trialbook.harness._channel import VERDICT_VAR, VerdictChannel
+
+    oracle, workspace = tmp_path / "oracle", tmp_path / "ws"
+    oracle.mkdir()
+    workspace.mkdir()
+    (oracle / "test_m.py").write_text(TEST)
+    (workspace / "m.py").write_text("def f(x):\n    return x + 1\n")
+    channel = VerdictChannel(tmp_path)
+    try:
+        done = subprocess.run(
+            # this tree's runner by its file (it imports nothing of trialbook)
+            [sys.executable, "-I", grading.__file__, "--checks", str(oracle)],
+            cwd=workspace,
+            env={**os.environ, VERDICT_VAR: str(channel.path)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        said, others = channel.take()
+    finally:
+        channel.close()
+    assert done.returncode == 1, done.stderr
+    assert others == 0
+    assert said is not None
+    verdict = json.loads(said)
+    assert verdict["passed"] is False
+    assert verdict["checks"]["two"]["passed"] is False

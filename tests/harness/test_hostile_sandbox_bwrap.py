@@ -153,3 +153,42 @@ def test_a_program_the_command_names_runs_from_its_folder(outside_tmp: Path, tie
     grader = 'grep -q "from the agent" done.txt'
     (row,) = run(outside_tmp, {"t": {"grader": grader}}, str(program), tier)
     assert row["passed"] is True, (row, transcript(outside_tmp, row, "agent.stderr"))
+
+
+def _command_lines_with(value: bytes, found: list[bytes], done: threading.Event) -> None:
+    """Every command line on the machine holding ``value``, looked at until ``done``: what any local
+    user can read (/proc/PID/cmdline is world-readable)."""
+    while not done.is_set():
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    cmdline = Path(entry.path, "cmdline").read_bytes()
+                except OSError:
+                    continue  # exited since the listing
+                if value in cmdline:
+                    found.append(cmdline)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_passed_values_are_in_no_command_line(outside_tmp: Path, tier: str) -> None:
+    """A --pass-env value (an API key) reaches the agent, and no other user of the machine: it is in
+    no process's argv (bwrap's ``--setenv NAME VALUE`` put it there), only in environments, which
+    only the same user can read."""
+    secret = f"sk-test-{os.urandom(8).hex()}"
+    found: list[bytes] = []
+    done = threading.Event()
+    watcher = threading.Thread(target=_command_lines_with, args=(secret.encode(), found, done))
+    watcher.start()
+    try:
+        (row,) = run(
+            outside_tmp,
+            {"t": CHECK},
+            'sleep 1; [ "$TB_API_KEY" = "$TB_EXPECTED" ] && touch done.txt',
+            tier,
+            pass_env={"TB_API_KEY": secret, "TB_EXPECTED": secret},
+        )
+    finally:
+        done.set()
+        watcher.join()
+    assert row["passed"] is True, row
+    assert not found, f"the passed value is readable in a command line: {found[0][:300]!r}"

@@ -6,6 +6,7 @@ tier cannot promise this (docs/harness.md says so) and the test is skipped."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -17,10 +18,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_suite
-from tests.harness.test_run import TIERS, alive_with, run, unique_run_id, unique_seconds
+from tests.harness.test_run import (
+    TIERS,
+    alive_with,
+    carrying_tokens_of,
+    run,
+    unique_run_id,
+    unique_seconds,
+)
 from trialbook.harness import RunOptions, run_suite
 from trialbook.harness._cgroup import available
-from trialbook.harness._sweep import sweep
 from trialbook.ledger import ledger_rows, read_ledger
 
 needs_cgroups = pytest.mark.skipif(
@@ -77,12 +84,29 @@ def test_the_harness_is_root_or_cgroups_are_documented_missing() -> None:
         assert available()
 
 
+def _cmdline(pid: int) -> bytes:
+    """``pid``'s command line, empty once it has exited: a process listed a moment ago may be gone
+    by now (a FileNotFoundError here once failed a landing)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _watchdog_of(harness: int) -> list[int]:
     return [
         p
         for p in alive_with("trialbook.harness._watchdog")
-        if f" {harness} ".encode() in Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ")
+        if f" {harness} ".encode() in _cmdline(p).replace(b"\0", b" ")
     ]
+
+
+def test_the_watchdog_lookup_reads_what_exists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process listed as alive that exits before its command line is read is simply not one."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # reaped: /proc/PID is no more
+    monkeypatch.setattr(sys.modules[__name__], "alive_with", lambda marker: [gone.pid])
+    assert _watchdog_of(os.getpid()) == []
 
 
 @pytest.mark.parametrize("tier", TIERS)
@@ -157,7 +181,9 @@ def test_two_harnesses_running_one_run_id_leave_each_other_alone(tmp_path: Path)
     finally:
         proc.kill()
         proc.wait()
-        sweep(f"{run_id}/", prefix=True)
+        for pid in carrying_tokens_of([proc.pid]):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _sleepers(secs: str) -> list[int]:

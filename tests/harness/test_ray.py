@@ -31,7 +31,7 @@ from tests.conftest import make_suite
 from trialbook.demo import SUITE_DIR, agent_material
 from trialbook.harness import RunOptions, Tally, run_suite
 from trialbook.harness._spec import AttemptResult, AttemptSpec, Budget
-from trialbook.harness._sweep import find_processes
+from trialbook.harness._sweep import find_processes, run_key
 from trialbook.ledger import LedgerStore
 from trialbook.suite import LOCK_NAME, freeze, load_suite, write_lock
 
@@ -339,7 +339,7 @@ def test_a_node_removed_mid_run_gives_infra_error_rows_and_resume_completes_the_
     starts = collections.Counter(log.read_text().splitlines())
     assert sorted(starts) == sorted(f"{t} {i}" for t, i in keys)
     assert set(starts.values()) == {1}
-    assert not find_processes("node-lost/", prefix=True)
+    assert not find_processes(f"{run_key('node-lost')}/", prefix=True)
 
     # the resume completes the run: the lost attempt again, as retry 1, on the cluster
     resume = RunOptions(suite=None, agent=None, ledger=ledger, resume="node-lost", executor="ray")
@@ -438,7 +438,7 @@ def test_a_worker_killed_mid_attempt_leaves_no_agent_process(
     while _alive(grandchild) and time.monotonic() < end:
         time.sleep(0.05)
     assert not _alive(grandchild), "the agent's setsid'd grandchild outlived its worker"
-    assert not find_processes("worker-lost/", prefix=True)
+    assert not find_processes(f"{run_key('worker-lost')}/", prefix=True)
     (row,) = _rows(ledger, "worker-lost")
     assert row["status"] == "infra_error"
     assert "its worker process died" in row["error"]
@@ -490,9 +490,9 @@ def test_a_task_cancelled_by_someone_else_is_lost_and_resumed_as_retry_1(
     assert row["lost"] == 1
     assert "the Ray cluster lost the attempt" in row["error"]
     end = time.monotonic() + 15  # the node's watchdog sweeps what the killed worker left
-    while find_processes("cancelled/", prefix=True) and time.monotonic() < end:
+    while find_processes(f"{run_key('cancelled')}/", prefix=True) and time.monotonic() < end:
         time.sleep(0.1)
-    assert not find_processes("cancelled/", prefix=True)
+    assert not find_processes(f"{run_key('cancelled')}/", prefix=True)
 
     second = run_suite(
         RunOptions(suite=None, agent=None, ledger=ledger, resume="cancelled", executor="ray")
@@ -560,3 +560,90 @@ def test_a_stopped_run_resumes_to_completion_on_the_cluster(
     ran = collections.Counter(log.read_text().splitlines())
     assert set(ran) == set(marked)
     assert all(ran[key] <= marked[key] for key in marked)
+
+
+# every fixture shape a suite may hold: the workspace the grader sees is the fixture exactly
+_SHAPES: dict[str, dict[str, bytes]] = {
+    "empty": {},
+    "one-file": {"a.txt": b"one\n"},
+    "nested": {"pkg/sub/deep.py": b"X = 1\n", "pkg/__init__.py": b"", "README": b"r\n"},
+    "large": {"blob.bin": bytes(range(256)) * (5 * 4096)},  # 5 MiB
+}
+# the grader lists every file of the workspace with its SHA-256 and compares the listing with the
+# one the test computed from the files it wrote (the oracle; a header line keeps it non-empty)
+_LISTING = (
+    "{ echo listing:; find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum; } "
+    '| cmp -s - "$TRIALBOOK_ORACLE_DIR/listing"'
+)
+
+
+def _listing(files: Mapping[str, bytes]) -> str:
+    import hashlib
+
+    lines = [f"{hashlib.sha256(files[rel]).hexdigest()}  ./{rel}" for rel in sorted(files)]
+    return "".join(f"{line}\n" for line in ["listing:", *lines])
+
+
+def test_every_fixture_shape_gives_the_same_rows_on_both_executors(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    tasks = {
+        name: {"grader": _LISTING, "oracle": {"listing": _listing(f)}}
+        for name, f in _SHAPES.items()
+    }
+    suite = make_suite(tmp_path / "suite", tasks, k=1, freeze=False)
+    for name, files in _SHAPES.items():
+        for rel, data in files.items():
+            path = suite / "tasks" / name / "fixture" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    frozen = load_suite(suite)
+    write_lock(frozen, freeze(frozen))
+    ledger = tmp_path / "ledger.db"
+    by: dict[str, dict[str, dict[str, Any]]] = {}
+    for executor in ("local", "ray"):
+        result = run_suite(
+            RunOptions(
+                suite=suite,
+                agent="true",
+                ledger=ledger,
+                system=executor,
+                run_id=f"shapes-{executor}",
+                jobs=2,
+                executor=executor,
+            )
+        )
+        assert result.written == len(_SHAPES)
+        by[executor] = {r["task_id"]: r for r in _rows(ledger, result.run_id)}
+    for name in _SHAPES:
+        local, remote = by["local"][name], by["ray"][name]
+        assert (local["status"], local["error"]) == ("passed", None), (name, local["error"])
+        for field in ("status", "passed", "error", "fixture_hash"):
+            assert remote[field] == local[field], (name, field, remote["error"])
+
+
+def test_a_fixture_with_a_symbolic_link_is_refused_before_either_executor_runs(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    from trialbook.errors import SuiteError
+
+    suite = make_suite(tmp_path / "suite", {"t": {"fixture": {"a.txt": "a"}}}, k=1, freeze=False)
+    (suite / "tasks" / "t" / "fixture" / "link").symlink_to("a.txt")
+    messages = []
+    for executor in ("local", "ray"):
+        with pytest.raises(SuiteError, match="symbolic links are not allowed") as caught:
+            run_suite(
+                RunOptions(
+                    suite=suite,
+                    agent="true",
+                    ledger=tmp_path / f"{executor}.db",
+                    system=executor,
+                    run_id=f"link-{executor}",
+                    executor=executor,
+                )
+            )
+        messages.append(str(caught.value))
+        assert not (tmp_path / f"{executor}.db").exists() or not _rows(
+            tmp_path / f"{executor}.db", f"link-{executor}"
+        )
+    assert messages[0] == messages[1]

@@ -35,7 +35,8 @@ AGENT = (
 
 def _suite(root: Path, protocol: str | None) -> Path:
     task = {"grader": GRADER, "oracle": {"answer": SECRET}}
-    extra = f'protocol = "{protocol}"\n' if protocol else ""
+    # this grader prints only what failed, never the oracle: its stdout may be passed on
+    extra = f'protocol = "{protocol}"\nfeedback = "grader-stdout"\n' if protocol else ""
     return make_suite(root, {"a": task, "b": task}, k=3, extra=extra)
 
 
@@ -78,11 +79,13 @@ def test_the_second_round_sees_the_first_rounds_feedback(tmp_path: Path, tier: s
         shown = ledger.parent / str(rows[1]["transcript"]) / "agent.stdout"
         feedback = json.loads(shown.read_text())
         assert feedback == {
+            "feedback": "grader-stdout",
             "attempt_index": 0,
             "passed": False,
             "status": "failed",
             "timed_out": False,
             "score": None,
+            "checks": None,  # the grader names none
             "grader_stdout": "missing ok.txt\n",
             "grader_stdout_truncated": False,
         }

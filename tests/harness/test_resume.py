@@ -15,8 +15,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_suite
-from tests.harness.test_run import TIERS, alive_with, unique_run_id, unique_seconds
-from trialbook.harness._sweep import find_processes
+from tests.harness.test_run import (
+    TIERS,
+    alive_with,
+    carrying_tokens_of,
+    unique_run_id,
+    unique_seconds,
+)
 from trialbook.ledger import read_ledger
 
 TASKS = {f"t{i}": {"grader": "test -f done.txt"} for i in range(4)}
@@ -28,13 +33,19 @@ def agent(hang: str) -> str:
     return f"if [ $TRIALBOOK_ATTEMPT = 2 ]; then sleep {hang}; fi; sleep 0.15; touch done.txt"
 
 
+STARTED: list[int] = []
+"""Pids of the harnesses these tests started (their tokens' keys are theirs alone)."""
+
+
 def start(suite: Path, ledger: Path, tier: str, hang: str, *extra: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "trialbook", "run", str(suite), "--agent", agent(hang), "--ledger", str(ledger),
          "--jobs", "2", "--sandbox", tier, *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )  # fmt: skip
+    STARTED.append(proc.pid)
+    return proc
 
 
 def wait_until_running(ledger: Path, proc: subprocess.Popen[bytes]) -> None:
@@ -95,7 +106,7 @@ def test_sigkill_at_random_moments_then_resume(tmp_path: Path, tier: str) -> Non
     assert proc.returncode == 0, err.decode()
     assert kills >= 2
     check_ledger(ledger)
-    assert not find_processes(f"{run_id}/", prefix=True)
+    assert not carrying_tokens_of(STARTED)
     assert not sleeping(hang)
 
 
@@ -112,7 +123,7 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes(tmp_path: Path, tier: str) -> 
     assert proc.returncode == 130, err.decode()
     assert b"stopping (SIGINT)" in err
     assert f"--resume {run_id}".encode() in err
-    assert not find_processes(f"{run_id}/", prefix=True)
+    assert not carrying_tokens_of(STARTED)
     with sqlite3.connect(ledger) as conn:
         events = [e for (e,) in conn.execute("SELECT event FROM run_events ORDER BY id")]
     assert events == ["started", "interrupted"]

@@ -49,7 +49,7 @@ def test_a_python_under_tmp_is_mounted_back_without_the_hidden_folders(
     assert hide > bind
     assert "/usr/lib/python3" not in argv  # in a system folder, already there: not bound again
     assert "--unshare-net" in argv
-    assert "--clearenv" in argv
+    assert "1" not in argv  # the environment's values are not in the argv (the caller passes env)
     assert "--die-with-parent" in argv
 
 
@@ -117,10 +117,10 @@ def test_a_long_stream_is_kept_as_its_head_and_tail() -> None:
 def test_a_disk_that_is_not_full_is_never_the_agents_doing(tmp_path: Path) -> None:
     """A harness step that fails after the agent ran is the agent's failure only when the disk is
     full now AND the attempt's own folder took at least half of what was free at its start."""
-    from trialbook.harness._fs import agent_filled_the_disk, free_bytes
+    from trialbook.harness._fs import Free, agent_filled_the_disk, free_space
 
     (tmp_path / "big").write_bytes(b"x" * 100_000)
-    free = free_bytes(tmp_path)
-    assert free > 0
+    free = free_space(tmp_path)
+    assert free.bytes > 0
     assert not agent_filled_the_disk(tmp_path, free)  # not full now
-    assert not agent_filled_the_disk(tmp_path, 0)  # free space unknown: the harness's
+    assert not agent_filled_the_disk(tmp_path, Free(0, 0))  # free space unknown: the harness's

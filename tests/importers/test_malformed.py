@@ -211,8 +211,11 @@ def test_inspect_folder_of_mixed_files(tmp_path: Path) -> None:
     folder.mkdir()
     shutil.copy(shared_path("realdata", "inspect", "flaky_20x5.eval"), folder / "a.eval")
     write(folder / "b.json", tau_bench({0: [1.0]}))
-    (line,) = refused(tmp_path, "inspect", folder)
-    assert str(folder / "b.json") in line
+    not_inspect, hint = refused(tmp_path, "inspect", folder)
+    assert str(folder / "b.json") in not_inspect
+    assert hint.endswith(
+        f"{folder / 'b.json'}: read as inspect, but it looks like tau-bench: try --source tau-bench"
+    )
 
 
 def test_tau2_directory_format_with_a_foreign_file(tmp_path: Path) -> None:

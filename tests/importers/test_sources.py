@@ -334,3 +334,85 @@ def test_a_figure_some_rows_do_not_record_is_over_those_that_do(tmp_path: Path) 
     assert score.effort.mean_elapsed_s == 30.0  # over the one attempt that records it, not (30+0)/2
     table = run("score", str(tmp_path / "results.json"))
     assert "over 1 of 2 attempts; rest not recorded by the source" in " ".join(table.output.split())
+
+
+def test_a_folder_stands_for_the_files_in_it_that_a_reader_recognises(tmp_path: Path) -> None:
+    # docs/cli.md: a folder stands for its files. The folder of one SWE-bench report (beside a
+    # README and a hidden file, which no reader takes) scores as the report itself
+    folder = tmp_path / "swe"
+    folder.mkdir()
+    report = write(folder / "report.json", swe_report(["a", "b"], ["c"]))
+    (folder / "README.md").write_text("how these results were made\n")
+    (folder / ".DS_Store").write_bytes(b"\0\1")
+    by_file = json.loads(run("score", str(report), "--format", "json").output)["runs"]
+    done = run("score", str(folder), "--format", "json")
+    assert done.exit_code == 0, done.output
+    by_folder = json.loads(done.output)["runs"]
+    assert [r["metrics"] for r in by_folder] == [r["metrics"] for r in by_file]
+    assert by_folder[0]["metrics"]["pass@1"]["estimate"] == pytest.approx(2 / 3)
+    # named, the source's importer reads the folder itself
+    named = run("score", str(folder), "--source", "swe-bench", "--format", "json")
+    assert json.loads(named.output)["runs"][0]["metrics"] == by_file[0]["metrics"]
+    # a folder of nothing a reader takes: one line naming the folder and --source, exit 2
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("x")
+    empty = run("score", str(tmp_path / "notes"))
+    assert empty.exit_code == 2
+    assert empty.output.strip() == (
+        f"trialbook: error: {tmp_path / 'notes'}: no file in this folder is a ledger (.db, "
+        ".jsonl, .csv) or another harness's result file (a folder stands for its files); name "
+        "the file, or its source with --source"
+    )
+    # another harness's file beside it: refused, as files of two kinds are
+    write(folder / "tau.json", tau_bench({0: [1.0]}))
+    mixed = run("score", str(folder))
+    assert mixed.exit_code == 2
+    assert "the files are of different kinds" in mixed.output
+    # a wrong source for the folder: its file is named with the source it looks like
+    wrong = run("score", str(folder), "--source", "terminal-bench")
+    assert wrong.exit_code == 2
+    assert f"{report}: read as terminal-bench, but it looks like swe-bench" in wrong.output
+
+
+@pytest.mark.parametrize(
+    ("doc", "named", "right"),
+    [
+        (swe_report(["a"], ["b"]), "tau-bench", "swe-bench"),
+        (tau_bench({0: [1.0, 0.0]}), "terminal-bench", "tau-bench"),
+        (terminal_bench({"a": [True]}), "swe-bench", "terminal-bench"),
+    ],
+)
+def test_a_wrong_source_says_which_source_the_file_looks_like(
+    tmp_path: Path, doc: Any, named: str, right: str
+) -> None:
+    path = write(tmp_path / "results.json", doc)
+    result = run("score", str(path), "--source", named)
+    assert result.exit_code == 2
+    hint = f"trialbook: error: {path}: read as {named}, but it looks like {right}: try --source {right}"
+    assert hint in result.output.splitlines()
+    assert run("score", str(path), "--source", right).exit_code == 0
+    ledger = write_jsonl_ledger(tmp_path / "l.jsonl")
+    as_source = run("score", str(ledger), "--source", named)
+    assert as_source.exit_code == 2
+    assert f"read as {named}, but this is a ledger file: leave out --source" in as_source.output
+
+
+def write_jsonl_ledger(path: Path) -> Path:
+    path.write_text(json.dumps(base_row("t", 0, passed=True, k=1)) + "\n")
+    return path
+
+
+def test_importing_the_same_file_twice_is_one_line_naming_the_run(tmp_path: Path) -> None:
+    # 3 tasks x 4 trials: the second import would write 12 rows already stored; one line says
+    # the run was imported already and names it
+    source = write(tmp_path / "airline.json", tau_bench({0: [1.0] * 4, 1: [0.0] * 4, 2: [1.0] * 4}))
+    db = str(tmp_path / "l.db")
+    assert run("import", "tau-bench", str(source), "--ledger", db).exit_code == 0
+    again = run("import", "tau-bench", str(source), "--ledger", db)
+    assert again.exit_code == 2
+    assert again.output.splitlines() == [
+        f"trialbook: error: {source}: run 'airline' is already in the ledger: all 12 of its "
+        "attempts here were stored before (rows are never overwritten; give it another run id "
+        "to keep both)"
+    ]
+    assert run("import", "tau-bench", str(source), "--ledger", db, "--run-id", "b").exit_code == 0

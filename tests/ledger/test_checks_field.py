@@ -173,3 +173,22 @@ def test_a_db_written_by_another_tool_is_refused_on_the_sql_path(
     assert message in result.output, result.output
     assert "Traceback" not in result.output
     assert "pass@1" not in result.output
+
+
+def test_a_graders_check_with_a_key_beyond_passed_and_reason_is_left_out() -> None:
+    # the grader contract (docs/harness.md) allows true, false or {"passed", "reason"}; the ledger's
+    # own reader refuses any other key (read_checks), so the harness must not record one
+    from trialbook.ledger import checks_from_grader
+
+    kept, notes = checks_from_grader(
+        {
+            "ok": {"passed": True, "reason": None},
+            "extra": {"passed": True, "reason": None, "score": 1},
+        }
+    )
+    assert kept == {"ok": CheckVerdict(True, None)}
+    assert notes == [
+        'grader\'s check \'extra\': must be true, false or {"passed": bool, "reason": str}: '
+        "left out"
+    ]
+    assert read_checks(checks_text(kept)) == kept

@@ -25,7 +25,8 @@ def test_a_type_error_and_a_contradiction_on_other_rows_are_both_named(tmp_path:
 
 
 def test_an_import_of_several_files_counts_the_problems_of_every_file(tmp_path: Path) -> None:
-    # 3 files of 35 rows each, every row already in the ledger: 105 problems, 20 shown
+    # 3 files of 35 rows each, every row already in the ledger: one line per file naming the run
+    # (each file's rows all stored before), not 105 lines of rows
     files = []
     for name in ("a", "b", "c"):
         rows = [base_row(f"{name}{i}", 0, passed=True, run_id="r", k=1) for i in range(35)]
@@ -36,8 +37,20 @@ def test_an_import_of_several_files_counts_the_problems_of_every_file(tmp_path: 
     assert first.exit_code == 0, first.output
     again = runner.invoke(main, ["import", "jsonl", *files, "--ledger", db])
     assert again.exit_code == 2
-    assert again.output.count("is already in the ledger") == 20
-    assert "... and 85 more problems" in again.output
+    assert again.output.count("is already in the ledger") == 3
+    for name in ("a", "b", "c"):
+        assert (
+            f"{name}.jsonl: run 'r' is already in the ledger: all 35 of its attempts here were "
+            "stored before" in again.output
+        )
+    # a file some of whose rows are new names each stored row
+    mixed = [base_row(f"a{i}", 0, passed=True, run_id="r", k=1) for i in range(2)]
+    mixed.append(base_row("new", 0, passed=True, run_id="r", k=1))
+    part = runner.invoke(
+        main, ["import", "jsonl", str(write_jsonl(tmp_path / "m.jsonl", mixed)), "--ledger", db]
+    )
+    assert part.exit_code == 2
+    assert part.output.count("of run 'r' is already in the ledger") == 2
 
 
 def test_several_files_with_bad_rows_are_all_read_before_the_import_is_refused(

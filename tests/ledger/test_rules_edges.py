@@ -137,3 +137,23 @@ def test_a_key_repeated_within_a_jsonl_object_is_refused(tmp_path: Path) -> None
     assert [(p.line, p.message) for p in info.value.details] == [
         (2, "not valid JSON: key 'passed' appears twice")
     ]
+
+
+def _unrecorded_timeout(status: str, timed_out: bool | None) -> dict[str, Any]:
+    return {
+        **base_row("t", 0, passed=False, k=1, status=status),
+        "timed_out": timed_out,
+        "not_recorded": "timed_out" if timed_out is None else None,
+    }
+
+
+def test_a_status_timed_out_is_no_contradiction_where_timed_out_is_not_recorded() -> None:
+    # an imported row whose source did not record timed_out holds no value to contradict its
+    # status (ledger/_rules.py: the status/flag rule exempts such rows), while the same status
+    # beside a recorded timed_out of false is a contradiction
+    ledger = ledger_from_rows([_unrecorded_timeout("timed_out", None)], "rows")
+    assert ledger.has_status("timed_out").tolist() == [True]
+    with pytest.raises(
+        LedgerError, match="contradiction: field 'timed_out' is false but 'status' is 'timed_out'"
+    ):
+        ledger_from_rows([_unrecorded_timeout("timed_out", False)], "rows")

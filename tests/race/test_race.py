@@ -215,3 +215,33 @@ def test_a_race_killed_at_random_moments_resumes_to_the_same_stop(
     assert doc["difference"]["ci_low"] == want.ci_low
     rows = read_ledger(ledger)  # validates: no attempt written twice
     assert len(rows) == doc["attempts_used"]
+
+
+def test_the_two_sides_of_a_race_look_the_same_to_the_agent(tmp_path: Path) -> None:
+    """The sandbox token was ``RACE_ID-candidate/HARNESS/START``: an agent read which side it was
+    on from it (and, from the start marker's id, in which half of its batch it ran). It now carries
+    neither the run id nor the start id, so nothing in it tells the sides apart."""
+    ids = [f"t{i}" for i in range(4)]
+    suite = make_suite(tmp_path / "s", {t: {"grader": "test -f done.txt"} for t in ids}, k=2)
+    ledger = tmp_path / "race.db"
+    race_id = f"test-{uuid.uuid4().hex}"
+    show = 'echo "$TRIALBOOK_SANDBOX_TOKEN"'
+    args = [
+        "race", str(suite), "--baseline", show, "--candidate", f"{show}; touch done.txt",
+        "--ledger", str(ledger), "--jobs", "2", "--sandbox", "process", "--race-id", race_id,
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code in (0, 1), result.output
+    with sqlite3.connect(ledger) as db:
+        rows = db.execute("SELECT run_id, transcript FROM attempts").fetchall()
+    seen: dict[str, set[tuple[int, ...]]] = {}
+    for run_id, kept in rows:
+        token = (tmp_path / kept / "agent.stdout").read_text().strip()
+        start = kept.rsplit(".", 1)[-1]
+        for giveaway in (race_id, "baseline", "candidate", run_id):
+            assert giveaway not in token, (giveaway, token)
+        key, _harness, attempt = token.split("/")
+        assert attempt != start, token
+        seen.setdefault(run_id, set()).add((len(key), len(attempt)))
+    assert len(seen) == 2
+    assert len({frozenset(shapes) for shapes in seen.values()}) == 1  # the same shape both sides

@@ -62,6 +62,8 @@ class PageVisit:
     """(level, text) of every console message, log entry and uncaught exception."""
     png: bytes = b""
     """The screenshot."""
+    value: Any = None
+    """What ``evaluate`` returned (JSON-shaped), when it was given."""
 
     @property
     def errors(self) -> list[str]:
@@ -131,9 +133,15 @@ class _Pipe:
 
 
 def visit(
-    page: Path, *, width: int = 1280, height: int = 900, full_page: bool = False
+    page: Path,
+    *,
+    width: int = 1280,
+    height: int = 900,
+    full_page: bool = False,
+    evaluate: str | None = None,
 ) -> PageVisit:
-    """Open ``page`` (a local file) in headless Chromium and record what happened."""
+    """Open ``page`` (a local file) in headless Chromium and record what happened; with
+    ``evaluate``, run that JavaScript expression in the loaded page and keep its value."""
     exe = chromium()
     if exe is None:
         raise FileNotFoundError("chromium is not installed (.ci/run installs it)")
@@ -177,6 +185,9 @@ def visit(
             "Page.captureScreenshot", session, format="png", captureBeyondViewport=full_page
         )
         result.png = base64.b64decode(shot["data"])
+        if evaluate is not None:
+            done = pipe.call("Runtime.evaluate", session, expression=evaluate, returnByValue=True)
+            result.value = done.get("result", {}).get("value")
         pipe.drain(0.2)
     finally:
         with contextlib.suppress(OSError, RuntimeError, TimeoutError, ConnectionError):

@@ -5,8 +5,8 @@
 - A differing ``dataset_id`` is an error unless ``allow_different_suites``; a differing grader version
   is an error unless ``allow_grader_change``; differing model, harness or sandbox are warnings.
 - One procedure gives the p-value, the interval and the decision: the paired sign-flip test over
-  tasks and the interval that inverts it (exact McNemar with single attempts; see
-  trialbook.stats.paired_test). Never a test that treats attempts of one task as independent.
+  tasks and the score interval that agrees with it (mid-p McNemar and Tango's interval with
+  single attempts; see trialbook.stats.paired_test). Never a test that treats attempts of one task as independent.
 - The decision rule (docs/methodology.md, "Paired comparison and the decision rule"): improvement when the interval lies above 0, regression when below, else no
   detectable difference.
 """

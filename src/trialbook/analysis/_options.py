@@ -31,7 +31,7 @@ class IntervalOptions:
     method: IntervalMethod = "wilson"
     """A score's interval: ``wilson`` (default: the Wilson interval with the effective number of
     tasks, honest at few tasks; see trialbook.stats.wilson_task_interval), or the task bootstrap's
-    ``percentile`` or ``bca`` interval. A comparison's interval always inverts its test."""
+    ``percentile`` or ``bca`` interval. A comparison's interval always agrees with its test."""
 
     def __post_init__(self) -> None:
         c = self.confidence

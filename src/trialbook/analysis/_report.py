@@ -200,15 +200,34 @@ def _outcomes(ledger: Ledger) -> tuple[TaskOutcomes, ...]:
 
 def _transcript(base: Path, recorded: str | None) -> tuple[str | None, tuple[str, ...]]:
     """The kept raw output's folder (relative to the ledger's folder, as the harness writes it) and
-    its files; (None, ()) when the row kept none or the folder is gone."""
-    if not recorded:
+    its files; (None, ()) when the row kept none, the folder is gone, or the row's text is not a
+    path inside a ``*.transcripts`` folder beside the ledger.
+
+    A ledger is anyone's file: its ``transcript`` may name ``../../../root/.ssh`` (the report would
+    list that folder's files) or ``javascript:...`` beside a folder of that name (a live link). Only
+    a relative path whose first part is a ``NAME.transcripts`` folder in the ledger's folder, and
+    which still lies inside that folder once every ``..`` and symbolic link is resolved, is kept.
+    """
+    if not recorded or "\0" in recorded:
         return None, ()
-    folder = (base / recorded).resolve()
-    if folder.is_file():
-        return folder.as_posix(), ()
-    if not folder.is_dir():
+    relative = Path(recorded)
+    if relative.is_absolute() or not relative.parts:
         return None, ()
-    return folder.as_posix(), tuple(sorted(p.name for p in folder.iterdir() if p.is_file()))
+    root_name = relative.parts[0]
+    if not root_name.endswith(".transcripts") or root_name in (".transcripts", ".", ".."):
+        return None, ()
+    try:
+        root = (base / root_name).resolve()
+        folder = (base / relative).resolve()
+        if root.parent != base.resolve() or not folder.is_relative_to(root) or folder == root:
+            return None, ()
+        if folder.is_file():
+            return folder.as_posix(), ()
+        if not folder.is_dir():
+            return None, ()
+        return folder.as_posix(), tuple(sorted(p.name for p in folder.iterdir() if p.is_file()))
+    except OSError:  # unreadable, a symlink loop: nothing to link
+        return None, ()
 
 
 def _pair(

@@ -14,6 +14,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from trialbook.analysis import INTERVAL_METHODS, IntervalOptions
+from trialbook.cli._console import echo
 from trialbook.errors import ArgumentError, TrialbookError
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "interval_options",
     "parse_ks",
     "passed_env",
+    "reward_option",
     "sandbox_option",
     "source_option",
     "source_options",
@@ -40,7 +42,7 @@ EXIT_OK, EXIT_GATE, EXIT_USAGE = 0, 1, 2
 def fail(problems: Sequence[str]) -> NoReturn:
     """Print one ``trialbook: error:`` line per problem and exit 2."""
     for line in problems:
-        click.echo(f"trialbook: error: {line}", err=True)
+        echo(f"trialbook: error: {line}", err=True)
     sys.exit(EXIT_USAGE)
 
 
@@ -67,6 +69,10 @@ def user_errors(fn: F) -> F:
             fail(exc.problems)
         except OSError as exc:
             fail([f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")])
+        except MemoryError:
+            # an input too large for this machine's memory (numpy's _ArrayMemoryError is one):
+            # one line; a reading command has written nothing (an import writes after its read)
+            fail(["out of memory reading the input: too large for this machine"])
 
     return wrapper  # type: ignore[return-value]
 
@@ -161,7 +167,7 @@ def interval_options(fn: F) -> F:
                 show_default=True,
                 help="Score interval: wilson (the Wilson interval over the effective number of "
                 "tasks, honest at few tasks), or the task bootstrap's percentile or bca. A "
-                "comparison's interval always inverts its test.",
+                "comparison's interval always agrees with its test.",
             ),
         )
     ):
@@ -208,7 +214,15 @@ def source_options(fn: F) -> F:
     return fn
 
 
-IMPORT_SOURCES = ("inspect", "tau-bench", "tau2-bench", "terminal-bench", "swe-bench")
+reward_option = click.option(
+    "--reward",
+    metavar="KEY",
+    help="Harbor: the reward key that decides passed, when the verifier records several (the "
+    "other keys become named checks).",
+)
+"""``--reward KEY`` for commands that read Harbor job folders."""
+
+IMPORT_SOURCES = ("inspect", "tau-bench", "tau2-bench", "terminal-bench", "swe-bench", "harbor")
 """Other harnesses whose files ``import``, ``score`` and ``compare`` read (docs/importers.md)."""
 
 source_option = click.option(

@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import click
+from trialbook.cli._console import echo, width
 
 if TYPE_CHECKING:
     from trialbook.harness import Tally
@@ -49,21 +49,27 @@ class Progress:
             self._bar.stop()
 
     def begin(self, run_id: str, total: int, done: Tally, notes: Sequence[str]) -> None:
+        from trialbook.report import printable, wrap
+
         for note in notes:
-            click.echo(note, err=True)
+            echo(wrap(printable(note), width()), err=True)
         self.total, self.tally, self.started = total, done, time.monotonic()
-        click.echo(
-            f"run {run_id}: {total - done.done} attempts to run "
-            f"({done.done} already in the ledger)",
+        echo(
+            wrap(
+                f"run {printable(run_id)}: {total - done.done} attempts to run "
+                f"({done.done} already in the ledger)",
+                width(),
+            ),
             err=True,
         )
         if self.tty:
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
             from rich.progress import Progress as Bar
 
+            # the bar takes what the words leave of the terminal's width (at most rich's 40)
             self._bar = Bar(
                 TextColumn("{task.description}"),
-                BarColumn(),
+                BarColumn(bar_width=max(10, min(40, width() - 66))),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[stats]}"),
                 transient=False,
@@ -84,7 +90,7 @@ class Progress:
         t = self.tally
         if t is None:
             return ""
-        stats = f"passed {t.passed} · timed out {t.timed_out} · infra errors {t.infra_errors}"
+        stats = f"{t.passed} passed, {t.timed_out} timed out, {t.infra_errors} infra errors"
         left = time_left(self._left())
         return f"{stats} · {left}" if left else stats
 
@@ -97,8 +103,11 @@ class Progress:
         if self._bar is not None:
             self._bar.update(self._task, completed=self.tally.done, stats=stats)
         else:
-            click.echo(
-                f"[{self.tally.done}/{self.total}] {row['task_id']} #{row['attempt_index']}: "
-                f"{row['status']} ({float(row['elapsed_s']):.1f} s) · {stats}",
-                err=True,
+            from trialbook.report import printable, wrap
+
+            line = (
+                f"[{self.tally.done}/{self.total}] {printable(str(row['task_id']))} "
+                f"#{row['attempt_index']}: {printable(str(row['status']))} "
+                f"({float(row['elapsed_s']):.1f} s) · {stats}"
             )
+            echo(wrap(line, width()), err=True)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from trialbook.cli._console import echo
 from trialbook.cli._options import EXIT_GATE
 
 if TYPE_CHECKING:
@@ -46,9 +47,9 @@ def sequential_report(
         return False
     doc = render.sequential_to_dict(result)
     if fmt == "json":
-        click.echo(render.to_json(doc))
+        echo(render.to_json(doc))
     else:
-        click.echo(render.sequential_text(result), nl=False)
+        echo(render.sequential_text(result), nl=False)
     decision = str(doc["decision"])
     if gate is not None:
         undecided = decision == "undecided"
@@ -60,7 +61,7 @@ def sequential_report(
         verdict = (
             "NOT DECIDED: the race did not stop" if undecided else "FAILED" if failed else "passed"
         )
-        click.echo(f"gate {gate}: {verdict} ({decision})", err=True)
+        echo(f"gate {gate}: {verdict} ({decision})", err=True)
         if failed:
             sys.exit(EXIT_GATE)
     return True

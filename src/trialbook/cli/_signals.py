@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import click
+from trialbook.cli._console import echo
 
 __all__ = ["stop_on_signals"]
 
@@ -20,9 +20,7 @@ def stop_on_signals() -> Iterator[threading.Event]:
 
     def on_signal(signum: int, _: object) -> None:
         if not stop.is_set():
-            click.echo(
-                f"\nstopping ({signal.Signals(signum).name}): killing running attempts", err=True
-            )
+            echo(f"\nstopping ({signal.Signals(signum).name}): killing running attempts", err=True)
         stop.set()
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}

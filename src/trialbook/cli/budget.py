@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from trialbook.cli._options import format_option, source_option, source_options, user_errors
+from trialbook.cli._console import echo, show
+from trialbook.cli._options import (
+    format_option,
+    reward_option,
+    source_option,
+    source_options,
+    user_errors,
+)
 
 __all__ = ["budget"]
 
@@ -22,6 +29,7 @@ __all__ = ["budget"]
 )
 @source_option
 @source_options
+@reward_option
 @format_option("table", "json", "markdown", schema="trialbook.budget/1")
 @user_errors
 def budget(
@@ -33,6 +41,7 @@ def budget(
     system: str | None,
     as_attempts: str | None,
     scorer: str | None,
+    reward: str | None,
     fmt: str,
 ) -> None:
     """Replay budgets b = 1..k per task from LEDGER: coverage and cost, fixed and stopping early.
@@ -51,14 +60,14 @@ def budget(
     rows = read_source(
         list(ledger),
         source,
-        ImportOptions(run_id=run_id, system=system, as_attempts=as_attempts, scorer=scorer),
+        ImportOptions(
+            run_id=run_id, system=system, as_attempts=as_attempts, scorer=scorer, reward=reward
+        ),
     )
     result = budget_replay(rows, run=run, options=ScoreOptions(drop_infra_errors=drop_infra_errors))
     if fmt == "json":
-        click.echo(render.to_json(render.budget_to_dict(result)))
+        echo(render.to_json(render.budget_to_dict(result)))
     elif fmt == "markdown":
-        click.echo(render.budget_markdown(result), nl=False)
+        echo(render.budget_markdown(result), nl=False)
     else:
-        from trialbook.cli._console import console
-
-        console().print(render.budget_table(result))
+        show(render.budget_table(result))

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from trialbook.cli._console import echo, show
 from trialbook.cli._options import (
     EXIT_GATE,
     format_option,
     interval_options,
+    reward_option,
     source_option,
     user_errors,
 )
@@ -24,7 +28,7 @@ __all__ = ["compare"]
 
 @click.command()
 @click.argument("baseline")
-@click.argument("candidate")
+@click.argument("candidate", required=False)
 @click.option(
     "--metric",
     default="pass@1",
@@ -56,11 +60,12 @@ __all__ = ["compare"]
 @sequential_option
 @source_option
 @click.option("--scorer", help="Inspect: the scorer whose value decides passed (several scorers).")
+@reward_option
 @format_option("table", "json", "markdown", "html", schema="trialbook.compare/1")
 @user_errors
 def compare(
     baseline: str,
-    candidate: str,
+    candidate: str | None,
     metric: str,
     gate: str | None,
     confidence: float,
@@ -73,9 +78,13 @@ def compare(
     sequential: bool,
     source: str | None,
     scorer: str | None,
+    reward: str | None,
     fmt: str,
 ) -> None:
     """Compare BASELINE and CANDIDATE task by task (each LEDGER or LEDGER:RUN_ID).
+
+    With BASELINE alone, a ledger of exactly two runs: the earlier run is the baseline, the later
+    the candidate (said first, on standard error).
 
     Each LEDGER is a ledger file or another harness's result file (--source, or detected), e.g.
     a SWE-bench leaderboard file with one run per system: FILE:SYSTEM_KEY.
@@ -87,14 +96,18 @@ def compare(
     over tasks, mid-p McNemar with single attempts), so they never disagree. Exit 1 when --gate
     fails or cannot decide, 2 on bad input.
     """
-    from pathlib import Path
-
     from trialbook import report as render
     from trialbook.analysis import CompareOptions, compare_runs
     from trialbook.importers import ImportOptions, read_source
 
     def read(path: Path) -> Ledger:
-        return read_source([path], source, ImportOptions(scorer=scorer))
+        return read_source([path], source, ImportOptions(scorer=scorer, reward=reward))
+
+    if candidate is None:
+        baseline, candidate = _two_runs(baseline, read)
+        echo(
+            f"comparing baseline {baseline} (the earlier run) with candidate {candidate}", err=True
+        )
 
     # two runs of a race (or --sequential): the anytime-valid interval, never a fixed-design one
     if sequential_report(baseline, candidate, sequential, confidence, seed, fmt, gate, read):
@@ -115,15 +128,13 @@ def compare(
         read=read,
     )
     if fmt == "json":
-        click.echo(render.to_json(render.compare_to_dict(result)))
+        echo(render.to_json(render.compare_to_dict(result)))
     elif fmt == "markdown":
-        click.echo(render.compare_markdown(result), nl=False)
+        echo(render.compare_markdown(result), nl=False)
     elif fmt == "html":
-        click.echo(render.compare_html(result), nl=False)
+        echo(render.compare_html(result), nl=False)
     else:
-        from trialbook.cli._console import console
-
-        console().print(render.compare_table(result))
+        show(render.compare_table(result))
     undecided = result.decision == "not enough tasks to decide"
     failed = gate is not None and (
         undecided
@@ -132,6 +143,32 @@ def compare(
     )
     if gate:
         verdict = "NOT DECIDED: too few tasks" if undecided else "FAILED" if failed else "passed"
-        click.echo(f"gate {gate}: {verdict} ({result.decision})", err=True)
+        echo(f"gate {gate}: {verdict} ({result.decision})", err=True)
     if failed:
         sys.exit(EXIT_GATE)
+
+
+def _two_runs(spec: str, read: Callable[[Path], Ledger]) -> tuple[str, str]:
+    """BASELINE alone: the two runs of that one ledger, earlier first; else the commands to type."""
+    from trialbook.errors import ArgumentError
+
+    if not Path(spec).exists():
+        head, sep, _ = spec.rpartition(":")
+        if not (sep and Path(head).exists()):
+            raise ArgumentError(f"{spec}: no such file")
+        raise ArgumentError(
+            f"{spec}: give CANDIDATE too (BASELINE alone must be a ledger holding two runs)"
+        )
+    runs = read(Path(spec)).run_ids
+    if len(runs) == 2:
+        return f"{spec}:{runs[0]}", f"{spec}:{runs[1]}"
+    if len(runs) < 2:
+        held = f"one run ({runs[0]})" if runs else "no run"
+        raise ArgumentError(
+            f"{spec} holds {held}: give CANDIDATE, another ledger or LEDGER:RUN_ID to compare with"
+        )
+    shown = ", ".join(runs[:10]) + (f" and {len(runs) - 10} more" if len(runs) > 10 else "")
+    raise ArgumentError(
+        f"{spec} holds {len(runs)} runs ({shown}): name two, e.g. "
+        f"trialbook compare {spec}:{runs[0]} {spec}:{runs[1]}"
+    )

@@ -48,8 +48,9 @@ def demo(out: Path, jobs: int, sandbox: str | None) -> None:
     from rich.console import Console
 
     from trialbook import report as render
-    from trialbook.demo import run_demo
+    from trialbook.demo import check_out, run_demo
 
+    check_out(out)  # a folder that cannot take the demo: its one line before any banner
     # the banner and the summary on standard output, wrapped at words to the terminal (80
     # columns when piped); the steps on standard error
     console = Console(highlight=False)
@@ -78,7 +79,7 @@ def demo(out: Path, jobs: int, sandbox: str | None) -> None:
         "'source .venv/bin/activate' first):",
         markup=False,
     )
-    for command in ("score", "report"):
+    for command in ("score", "report", "compare"):  # compare: the ledger's two runs
         console.print(f"  trialbook {command} {out / 'ledger.db'}", markup=False, soft_wrap=True)
 
 
@@ -137,7 +138,8 @@ class _DemoProgress:
         self._stop_bar()
         t = self.tally
         if t is None or result.interrupted:
-            self.console.print(render.run_text(result), markup=False)  # and how to resume
+            # and how to resume
+            self.console.print(render.printable(render.run_text(result), lines=True), markup=False)
         else:
             self.console.print(
                 f"  run {result.run_id} ({result.tier} sandbox): {t.done} attempts, {t.passed} "
@@ -145,4 +147,4 @@ class _DemoProgress:
                 markup=False,
             )
         for note in result.notes:
-            self.console.print(f"  note: {note}", markup=False)
+            self.console.print(f"  note: {render.printable(note)}", markup=False)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import EXIT_GATE, format_option, sandbox_option, user_errors
 
 __all__ = ["grader_check"]
@@ -16,13 +17,21 @@ __all__ = ["grader_check"]
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @sandbox_option
 @click.option("--jobs", default=1, show_default=True, help="Graders run at once.")
+@click.option(
+    "--allow-unvalidated",
+    is_flag=True,
+    help="Exit 0 although some task has no known-good sample (it is still listed).",
+)
 @format_option("table", "json", schema="trialbook.grader_check/1")
 @user_errors
-def grader_check(directory: Path, sandbox: str | None, jobs: int, fmt: str) -> None:
+def grader_check(
+    directory: Path, sandbox: str | None, jobs: int, allow_unvalidated: bool, fmt: str
+) -> None:
     """Run each task's grader on its untouched fixture (must fail), its reference/ and each
     references/<name>/ (must pass) and each decoys/<name>/ (must fail), and hold each sample to
     the checks its expect.json names; print false accepts and false rejects per task, per grader
-    and per check, with the grader's version; exit 1 if any."""
+    and per check, with the grader's version; exit 1 if any, or if some task has no known-good
+    sample (its false rejects are not measured) unless --allow-unvalidated."""
     from trialbook import report as render
     from trialbook.errors import ArgumentError
     from trialbook.harness import grader_check as check
@@ -34,11 +43,11 @@ def grader_check(directory: Path, sandbox: str | None, jobs: int, fmt: str) -> N
     loaded = load_suite(directory)
     tier, note = resolve_tier(sandbox or "auto")
     if note:
-        click.echo(note, err=True)
+        echo(note, err=True)
     result = check(loaded, tier, jobs)
     if fmt == "json":
-        click.echo(render.to_json(render.grader_check_to_dict(result)))
+        echo(render.to_json(render.grader_check_to_dict(result)))
     else:
-        click.echo(render.grader_check_text(result))
-    if result.failed:
+        echo(render.grader_check_text(result, width=width()))
+    if result.failed or (result.unvalidated and not allow_unvalidated):
         sys.exit(EXIT_GATE)

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from trialbook.cli._options import IMPORT_SOURCES, fail, source_options, user_errors
+from trialbook.cli._console import echo
+from trialbook.cli._options import (
+    IMPORT_SOURCES,
+    fail,
+    reward_option,
+    source_options,
+    user_errors,
+)
 
 __all__ = ["import_"]
 
@@ -37,7 +44,16 @@ SOURCES = (*IMPORT_SOURCES, "jsonl", "csv")
     metavar="NAME",
     help="swe-bench: the leaderboard of a leaderboards.json file to read (Verified, bash-only, ...).",
 )
+@click.option(
+    "--max-source-mib",
+    type=click.IntRange(min=1),
+    default=64,  # importers.MAX_SOURCE_BYTES (not imported here: the CLI starts without numpy)
+    show_default=True,
+    help="The most MiB one source file may hold, or one member of an Inspect .eval inflate to "
+    "(a JSON file is parsed whole, about 17 bytes of memory per byte): past it, not read.",
+)
 @source_options
+@reward_option
 @user_errors
 def import_(
     source: str,
@@ -49,12 +65,15 @@ def import_(
     scorer: str | None,
     protocol: str | None,
     leaderboard: str | None,
+    reward: str | None,
+    max_source_mib: int,
 ) -> None:
     """Append SOURCE files to a SQLite ledger: every row validated, all files or none.
 
     SOURCE is a harness whose results are read as its producer documents them (inspect,
-    tau-bench, tau2-bench, terminal-bench, swe-bench; see docs/importers.md), or our own jsonl /
-    csv ledger files. A folder stands for its files (tau2-bench: its directory format). Nothing is invented: a field the source does not record
+    tau-bench, tau2-bench, terminal-bench, swe-bench, harbor; see docs/importers.md), or our own
+    jsonl / csv ledger files. A folder stands for its files (tau2-bench: its directory format;
+    harbor: a job folder). Nothing is invented: a field the source does not record
     is stored as not recorded, and the run records the source, its version, the files and their
     hashes, and what the source dropped. Rows are never overwritten: an attempt already in the
     ledger refuses the whole import.
@@ -71,6 +90,7 @@ def import_(
             ("--as-attempts", as_attempts),
             ("--scorer", scorer),
             ("--board", leaderboard),
+            ("--reward", reward),
         ):
             if value is not None:
                 fail([f"{flag} applies to other harnesses' files, not to {source} ledgers"])
@@ -99,12 +119,14 @@ def import_(
                     )
     else:
         options = ImportOptions(
+            max_bytes=max_source_mib * 1024**2,
             run_id=run_id,
             system=system,
             as_attempts=as_attempts,
             scorer=scorer,
             protocol=protocol,
             board=leaderboard,
+            reward=reward,
         )
         ledgers = [read_source(list(paths), source, options)]
     count = import_files(ledger_path, ledgers)
@@ -114,7 +136,7 @@ def import_(
         not ledger.run(r).recorded("protocol") for ledger in ledgers for r in ledger.run_ids
     )
     said = ", ".join(stated + (["not recorded (read as independent)"] if unstated else []))
-    click.echo(
+    echo(
         f"imported {count} attempt{'s' if count != 1 else ''} of run{'s' if len(runs) != 1 else ''} "
         f"{', '.join(runs)} into {ledger_path} (protocol: {said})"
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo
 from trialbook.cli._options import fail, format_option, user_errors
 
 __all__ = ["export"]
@@ -39,8 +40,19 @@ def export(ledger: Path, run: str | None, fmt: str, output: Path | None) -> None
     if output is None:
         if fmt == "parquet" and sys.stdout.isatty():
             fail(["--format parquet is binary: give -o FILE or redirect standard output"])
+        if fmt != "parquet" and sys.stdout.isatty():
+            # a terminal reads the text: its values made printable (piped, the bytes are the data)
+            import io
+
+            from trialbook.report import json_printable
+
+            buffer = io.BytesIO()
+            write_ledger(rows, fmt, buffer)  # type: ignore[arg-type]
+            text = buffer.getvalue().decode()
+            echo(json_printable(text) if fmt == "jsonl" else text, nl=False)
+            return
         write_ledger(rows, fmt, sys.stdout.buffer)  # type: ignore[arg-type]
         sys.stdout.buffer.flush()
         return
     count = write_ledger_file(rows, fmt, output)  # type: ignore[arg-type]
-    click.echo(f"wrote {count} attempts to {output}", err=True)
+    echo(f"wrote {count} attempts to {output}", err=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import format_option, user_errors
 
 __all__ = ["passk"]
@@ -28,6 +29,6 @@ def passk(n: int, c: int, k: int, clamp: bool, fmt: str) -> None:
 
     steps = pass_k_steps(n, c, k, clamp=clamp)
     if fmt == "json":
-        click.echo(render.passk_json(steps))
+        echo(render.passk_json(steps))
     else:
-        click.echo(render.passk_text(steps))
+        echo(render.passk_text(steps, width=width()))

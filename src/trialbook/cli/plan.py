@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import format_option, user_errors
 
 __all__ = ["plan"]
@@ -81,6 +82,6 @@ def plan(
         pilot=pilot,
     )
     if fmt == "json":
-        click.echo(render.to_json(render.plan_to_dict(result)))
+        echo(render.to_json(render.plan_to_dict(result)))
     else:
-        click.echo(render.plan_text(result), nl=False)
+        echo(render.plan_text(result, width=width()), nl=False)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from trialbook.cli._console import echo
 from trialbook.cli._options import format_option, passed_env, sandbox_option, user_errors
 
 if TYPE_CHECKING:
@@ -32,14 +33,14 @@ class _Lines:
             f"race {race.race_id}: {len(race.task_order)} tasks in a random order "
             f"(seed {race.order_seed}); {race.stopping_rule}"
         )
-        click.echo(textwrap.fill(head, 80, subsequent_indent="  "), err=True)
+        echo(textwrap.fill(head, 80, subsequent_indent="  "), err=True)
         for note in notes:
-            click.echo(f"note: {note}", err=True)
+            echo(f"note: {note}", err=True)
 
     def look(self, look: SequenceLook, tasks_total: int, attempts: int, full: int) -> None:
         from trialbook import report as render
 
-        click.echo(render.race_look_line(look, tasks_total, attempts, full), err=True)
+        echo(render.race_look_line(look, tasks_total, attempts, full), err=True)
 
 
 @click.command()
@@ -171,8 +172,8 @@ def race(
     with stop_on_signals() as stop:
         result = run_race(options, progress=_Lines(), stop=stop)
     if fmt == "json":
-        click.echo(render.to_json(render.race_to_dict(result)))
+        echo(render.to_json(render.race_to_dict(result)))
     else:
-        click.echo(render.race_text(result, program=program_name()), nl=False)
+        echo(render.race_text(result, program=program_name()), nl=False)
     if result.interrupted:
         sys.exit(EXIT_INTERRUPTED)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from trialbook.cli._options import interval_options, source_option, user_errors
+from trialbook.cli._console import echo
+from trialbook.cli._options import interval_options, reward_option, source_option, user_errors
 
 __all__ = ["report"]
 
@@ -41,6 +42,7 @@ __all__ = ["report"]
     help="Drop attempts with status infra_error instead of counting them as failures.",
 )
 @source_option
+@reward_option
 @user_errors
 def report(
     ledger: tuple[Path, ...],
@@ -53,6 +55,7 @@ def report(
     method: str,
     drop_infra_errors: bool,
     source: str | None,
+    reward: str | None,
 ) -> None:
     """Write one HTML page of every run in LEDGER... and of their paired comparison.
 
@@ -67,7 +70,7 @@ def report(
     """
     from trialbook import report as render
     from trialbook.analysis import ReportOptions, build_report
-    from trialbook.importers import read_source
+    from trialbook.importers import ImportOptions, read_source
 
     options = ReportOptions(
         confidence=confidence,
@@ -78,10 +81,11 @@ def report(
         metric=metric,
         baseline=baseline,
     )
-    result = build_report([read_source([path], source) for path in ledger], options)
+    read = ImportOptions(reward=reward)
+    result = build_report([read_source([path], source, read) for path in ledger], options)
     page = render.report_html(result, base=output.resolve().parent)
     _write_whole(output, page)
-    click.echo(f"wrote {output}", err=True)
+    echo(f"wrote {output}", err=True)
 
 
 def _write_whole(path: Path, text: str) -> None:

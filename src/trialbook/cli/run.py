@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import passed_env, sandbox_option, user_errors
 from trialbook.cli._progress import Progress
 
@@ -155,6 +156,14 @@ def run(
         raise ArgumentError("give the SUITE folder, or a suite in trialbook.toml (docs/cli.md)")
     if resume is None and agent is None:
         raise ArgumentError("give --agent, or an agent in trialbook.toml (docs/cli.md)")
+    if run_id is not None and ledger.suffix.lower() == ".db" and ledger.is_file():
+        from trialbook.harness import list_runs
+
+        if any(r.run_id == run_id for r in list_runs(ledger)):
+            raise ArgumentError(
+                f"--run-id: run {run_id!r} already exists in {ledger}: to finish it, "
+                f"--resume {run_id}; for a new run, leave out --run-id (or give a new id)"
+            )
     env = passed_env(pass_env)
     options = RunOptions(
         suite=suite_dir,
@@ -177,7 +186,7 @@ def run(
     )
     with stop_on_signals() as stop, Progress() as progress:
         result = run_suite(options, progress=progress, stop=stop)
-    click.echo(render.run_text(result, program=program_name()))
+    echo(render.run_text(result, program=program_name(), width=width()))
     if result.interrupted:
         sys.exit(EXIT_INTERRUPTED)
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import format_option, user_errors
 
 __all__ = ["runs"]
@@ -36,6 +37,6 @@ def runs(ledger: Path | None, fmt: str) -> None:
         ledger = project.ledger
     found = list_runs(ledger)
     if fmt == "json":
-        click.echo(render.to_json(render.runs_to_dict(found)))
+        echo(render.to_json(render.runs_to_dict(found)))
     else:
-        click.echo(render.runs_text(found))
+        echo(render.runs_text(found, width=width()))

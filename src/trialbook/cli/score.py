@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING
 
 import click
 
+from trialbook.cli._console import echo, show
 from trialbook.cli._options import (
     format_option,
     interval_options,
     parse_ks,
+    reward_option,
     source_option,
     source_options,
     user_errors,
@@ -56,6 +58,7 @@ __all__ = ["echo_score", "score"]
 )
 @source_option
 @source_options
+@reward_option
 @format_option("table", "json", "markdown", "html", schema="trialbook.score/1")
 @user_errors
 def score(
@@ -75,6 +78,7 @@ def score(
     system: str | None,
     as_attempts: str | None,
     scorer: str | None,
+    reward: str | None,
     fmt: str,
 ) -> None:
     """Score LEDGER: pass@k and pass^k per run, with task-bootstrap intervals and companion figures.
@@ -82,7 +86,7 @@ def score(
     LEDGER is a SQLite ledger (.db) or a .jsonl / .csv file, or another harness's result files
     read directly (--source, or detected where the format is unambiguous: an Inspect .eval log, a
     tau-bench results list, tau2-bench results, a Terminal-Bench results.json, a SWE-bench
-    report). Every row is
+    report, a Harbor job folder). Every row is
     validated first; a ledger with any problem prints one line per problem (file, line, task,
     field) and no rate at all, and exits 2.
     """
@@ -97,7 +101,7 @@ def score(
         weights=weights,  # type: ignore[arg-type]
         drop_infra_errors=drop_infra_errors,
     )
-    plain = (source, system, as_attempts, scorer) == (None, None, None, None)
+    plain = (source, system, as_attempts, scorer, reward) == (None, None, None, None, None)
     if len(ledger) == 1 and plain and ledger[0].suffix.lower() in (".db", ".jsonl", ".csv"):
         # tallied, not read into rows: by SQLite for the store, a chunk at a time for a file
         report = score_file(ledger[0], run=run, options=options, default_run=run_id)
@@ -108,7 +112,9 @@ def score(
     rows = read_source(
         list(ledger),
         source,
-        ImportOptions(run_id=run_id, system=system, as_attempts=as_attempts, scorer=scorer),
+        ImportOptions(
+            run_id=run_id, system=system, as_attempts=as_attempts, scorer=scorer, reward=reward
+        ),
     )
     echo_score(score_ledger(rows, run=run, options=options), fmt, tasks=show_tasks, every=all_rows)
 
@@ -119,12 +125,10 @@ def echo_score(report: ScoreReport, fmt: str, *, tasks: bool = False, every: boo
     from trialbook import report as render
 
     if fmt == "json":
-        click.echo(render.to_json(render.score_to_dict(report)))
+        echo(render.to_json(render.score_to_dict(report)))
     elif fmt == "markdown":
-        click.echo(render.score_markdown(report, tasks=tasks, every=every), nl=False)
+        echo(render.score_markdown(report, tasks=tasks, every=every), nl=False)
     elif fmt == "html":
-        click.echo(render.score_html(report), nl=False)
+        echo(render.score_html(report), nl=False)
     else:
-        from trialbook.cli._console import console
-
-        console().print(render.score_table(report, tasks=tasks, every=every))
+        show(render.score_table(report, tasks=tasks, every=every))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from trialbook.cli._console import echo, width
 from trialbook.cli._options import EXIT_GATE, format_option, user_errors
 
 __all__ = ["suite"]
@@ -25,15 +26,17 @@ def suite_freeze(directory: Path, fmt: str) -> None:
     """Hash every prompt, fixture, oracle, grader and budget field into the dataset_id, quarantine
     tasks whose oracle leaks into their prompt or fixture, and write suite.lock.json."""
     from trialbook import report as render
-    from trialbook.suite import freeze, load_suite, write_lock
+    from trialbook.suite import feedback_warnings, freeze, load_suite, write_lock
 
     loaded = load_suite(directory)
     lock = freeze(loaded)
     path = write_lock(loaded, lock)
+    for warning in feedback_warnings(loaded):
+        echo(f"warning: {warning}", err=True)
     if fmt == "json":
-        click.echo(render.to_json(lock.to_dict()))
+        echo(render.to_json(lock.to_dict()))
     else:
-        click.echo(render.lock_text(lock, str(path)))
+        echo(render.lock_text(lock, str(path), width=width()))
 
 
 @suite.command(name="check")
@@ -47,8 +50,8 @@ def suite_check(directory: Path, fmt: str) -> None:
 
     result = check_lock(directory)
     if fmt == "json":
-        click.echo(render.to_json(render.lock_check_to_dict(result)))
+        echo(render.to_json(render.lock_check_to_dict(result)))
     else:
-        click.echo(render.lock_check_text(result, str(directory)))
+        echo(render.lock_check_text(result, str(directory), width=width()))
     if not result.matches:
         sys.exit(EXIT_GATE)

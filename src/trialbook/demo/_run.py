@@ -74,6 +74,19 @@ class DemoResult:
     """The reports written: <name>-score.json/md for each system, compare.json/md, report.html."""
 
 
+def check_out(out: Path) -> None:
+    """Refuse an ``out`` that already holds a demo's ledger (an ArgumentError naming it): a second
+    demo in the same ledger would be scored as four runs. :func:`run_demo` checks it first; the
+    command line asks before it prints anything."""
+    ledger = out / "ledger.db"
+    if ledger.exists():
+        raise ArgumentError(
+            f"{ledger} already holds a demo's runs, and a second demo would add two more to it: "
+            f"remove {out} first, or give another folder",
+            argument="out",
+        )
+
+
 def run_demo(
     out: Path,
     *,
@@ -93,13 +106,8 @@ def run_demo(
     from trialbook.ledger import read_ledger
     from trialbook.suite import LOCK_NAME, freeze, load_suite, write_lock
 
+    check_out(out)
     ledger = out / "ledger.db"
-    if ledger.exists():
-        raise ArgumentError(
-            f"{ledger} already holds a demo's runs, and a second demo would add two more to it: "
-            f"remove {out} first, or give another folder",
-            argument="out",
-        )
     out.mkdir(parents=True, exist_ok=True)
     suite_dir = out / "suite"
     shutil.rmtree(suite_dir, ignore_errors=True)

@@ -11,6 +11,7 @@ that no longer matches its digest) become ``infra_error`` rows.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import math
 import os
@@ -23,10 +24,11 @@ from pathlib import Path
 
 from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
+from trialbook.harness._channel import VERDICT_VAR, VerdictChannel
 from trialbook.harness._feedback import FEEDBACK_VAR
-from trialbook.harness._fs import agent_filled_the_disk, free_bytes, remove_tree
-from trialbook.harness._process import NOT_STARTED, Captured, Outcome, not_started, run_command
-from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
+from trialbook.harness._fs import Free, agent_filled_the_disk, free_space, remove_tree
+from trialbook.harness._process import NOT_STARTED, Captured, Outcome, run_sandboxed
+from trialbook.harness._sandbox import Limits, SandboxSpec, Tier
 from trialbook.harness._spec import AttemptResult, AttemptSpec
 from trialbook.harness._sweep import RELEASE_S, TOKEN_VAR
 from trialbook.harness._usage import USAGE_KEYS, read_usage
@@ -111,14 +113,14 @@ def run_attempt(spec: AttemptSpec) -> AttemptResult:
     notes: list[str] = []
     row = attempt_fields(spec)
     attempt_dir: Path | None = None
-    free_at_start = 0
+    free_at_start = Free(0, 0)
     captured = Captured()
     try:
         try:
             attempt_dir = Path(
                 tempfile.mkdtemp(prefix=f"{spec.task_id}.{spec.attempt_index}.", dir=spec.scratch)
             ).resolve()
-            free_at_start = free_bytes(attempt_dir)
+            free_at_start = free_space(attempt_dir)
             passed = _attempt(spec, attempt_dir, captured, row, notes)
         except (OSError, _Changed) as exc:
             filled = (
@@ -205,7 +207,7 @@ def _attempt(
         hidden=spec.hidden,
         network=budget.network,
     )
-    agent = _sandboxed(
+    agent = run_sandboxed(
         "agent",
         spec.agent,
         tier=spec.tier,
@@ -246,8 +248,9 @@ def _attempt(
         notes.insert(0, f"stopped at the {budget.timeout_s:g} s timeout")
         if not budget.grade_after_timeout:
             return False
-    if not agent.timed_out and (why := not_started(agent, captured.text("agent.stderr"))):
-        # a program the command names could not be started: the set-up's fault, not the agent's
+    if not agent.timed_out and (why := agent.not_started):
+        # the harness's own check found the program missing before the agent's code ran: the
+        # set-up's fault; a "not found" the agent printed itself is its own failure
         notes.insert(0, f"{NOT_STARTED} the agent's command could not be started ({why})")
         row.update(passed=False, timed_out=False, status="infra_error", score=None)
         return False
@@ -329,6 +332,36 @@ def grade_workspace(
     # HOME or in the attempt folder (a user site-packages with usercustomize.py, say) must not reach
     # the grader. In bwrap the attempt folder is not mounted, so HOME does not exist there.
     home = tempfile.mkdtemp(prefix="grader-home.", dir=attempt_dir)
+    channel = VerdictChannel(attempt_dir)  # harness/_channel.py: no process it runs can hold it
+    try:
+        return _grade(workspace, attempt_dir, captured, channel, copy, home, task_id=task_id,
+                      grader=grader, grader_timeout_s=grader_timeout_s, tier=tier, token=token,
+                      attempt_index=attempt_index, seed=seed, hidden=hidden, grace_s=grace_s,
+                      memory_mb=memory_mb, outcomes=outcomes)  # fmt: skip
+    finally:
+        channel.close()
+
+
+def _grade(
+    workspace: Path,
+    attempt_dir: Path,
+    captured: Captured,
+    channel: VerdictChannel,
+    copy: Path,
+    home: str,
+    *,
+    task_id: str,
+    grader: str,
+    grader_timeout_s: float,
+    tier: Tier,
+    token: str,
+    attempt_index: int,
+    seed: int,
+    hidden: tuple[Path, ...],
+    grace_s: float,
+    memory_mb: int,
+    outcomes: tuple[str, ...],
+) -> Verdict | None:
     env = base_env(
         {
             "HOME": home,
@@ -337,12 +370,13 @@ def grade_workspace(
             "TRIALBOOK_TASK_ID": task_id,
             "TRIALBOOK_ATTEMPT": str(attempt_index),
             "TRIALBOOK_SEED": str(seed),
+            VERDICT_VAR: str(channel.path),
             TOKEN_VAR: token,
         }
     )
-    sandbox = SandboxSpec(workspace=workspace, readonly=(copy,), hidden=hidden)
+    sandbox = SandboxSpec(workspace=workspace, readonly=(copy, channel.folder), hidden=hidden)
     limits = Limits(cpu_s=math.ceil(grader_timeout_s) + 10, memory_mb=memory_mb)
-    outcome = _sandboxed(
+    outcome = run_sandboxed(
         "grader",
         grader,
         tier=tier,
@@ -359,50 +393,18 @@ def grade_workspace(
     if outcome.timed_out:
         stopped = f"grader stopped at its {grader_timeout_s:g} s timeout (counted as a fail)"
         return Verdict(passed=False, notes=(stopped,))
-    if why := not_started(outcome, captured.text("grader.stderr"), workspace_is_agents=True):
+    if why := outcome.not_started:
         return Verdict(passed=False, notes=(f"{_GRADER_MISSING} could not be started ({why})",))
-    return read_verdict(captured.text("grader.stdout"), outcome.exit_code == 0, outcomes)
+    said, others = channel.take()
+    verdict = read_verdict(captured.text("grader.stdout"), outcome.exit_code == 0, outcomes, said)
+    if others:
+        ignored = f"{others} later connection(s) to the verdict channel ignored"
+        return dataclasses.replace(verdict, notes=(*verdict.notes, ignored))
+    return verdict
 
 
 _GRADER_MISSING = "harness error: the grader's command"
 """How the note of a grader that could not be started begins (the attempt is an infra error)."""
-
-
-def _sandboxed(
-    who: str,
-    command: str,
-    *,
-    tier: Tier,
-    sandbox: SandboxSpec,
-    env: dict[str, str],
-    limits: Limits,
-    timeout_s: float,
-    captured: Captured,
-    token: str,
-    grace_s: float,
-) -> Outcome:
-    """Run the agent's or the grader's command in the tier; OSError if the sandbox did not start."""
-    info = _InfoPipe(tier)
-    try:
-        outcome = run_command(
-            wrap(tier, command, sandbox, env, limits, info_fd=info.write_fd),
-            pass_fds=info.pass_fds,
-            cwd=sandbox.workspace,
-            env=env,
-            timeout_s=timeout_s,
-            stdout=captured.fds[f"{who}.stdout"],
-            stderr=captured.fds[f"{who}.stderr"],
-            token=token,
-            workspace=sandbox.workspace,
-            grace_s=grace_s,
-            memory_mb=limits.memory_mb,
-            info_fd=info.read_fd,
-        )
-    finally:
-        info.close()
-    if not info.started(outcome) and not outcome.cancelled:
-        raise OSError(f"the {who}'s sandbox did not start: {_last_line(captured, f'{who}.stderr')}")
-    return outcome
 
 
 def _is_dir(path: Path) -> bool:
@@ -434,39 +436,9 @@ def _reclaim(top: Path, folders: tuple[Path, ...]) -> None:
             continue  # a symlink now, or not ours: what uses it next says so
 
 
-def _last_line(captured: Captured, name: str) -> str:
-    lines = captured.text(name).strip().splitlines()
-    return lines[-1] if lines else "no output"
-
-
 @functools.cache
 def _empty_folder() -> Path:
     folder = Path(tempfile.mkdtemp(prefix="trialbook-empty-"))
     folder.chmod(0o555)
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     return folder
-
-
-class _InfoPipe:
-    """bwrap's --info-fd: it writes the child's pid once the sandbox is set up (bwrap tier only);
-    ``run_command`` reads it."""
-
-    def __init__(self, tier: Tier) -> None:
-        self.read_fd: int | None = None
-        self.write_fd: int | None = None
-        if tier == "bwrap":
-            self.read_fd, self.write_fd = os.pipe()
-            os.set_blocking(self.read_fd, False)
-
-    @property
-    def pass_fds(self) -> tuple[int, ...]:
-        return () if self.write_fd is None else (self.write_fd,)
-
-    def started(self, outcome: Outcome) -> bool:
-        """Whether the sandbox came up (always true for the process tier)."""
-        return self.write_fd is None or b"child-pid" in outcome.sandbox_info
-
-    def close(self) -> None:
-        if self.read_fd is not None:
-            os.close(self.read_fd)
-            self.read_fd = None

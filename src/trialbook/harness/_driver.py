@@ -22,6 +22,7 @@ from trialbook.harness._attempt import run_attempt
 from trialbook.harness._executor import Executor
 from trialbook.harness._feedback import feedback_json
 from trialbook.harness._spec import AttemptResult, AttemptSpec
+from trialbook.harness._sweep import start_key
 from trialbook.ledger import LedgerStore, Prepared, prepare
 
 __all__ = ["EARLY_ATTEMPTS", "Driver", "Planned", "RunProgress", "Tally"]
@@ -81,6 +82,7 @@ class Planned:
             self.template,
             attempt_index=self.attempt_index,
             start_id=start_id,
+            start_key=start_key(self.template.run_id, start_id),
             budget=dataclasses.replace(self.template.budget, seed=self.seed),
             row_fields={**fields, "retry": self.retry} if self.retry else fields,
             feedback=feedback,
@@ -180,7 +182,9 @@ class Driver:
             self._watch(row)
             if self.rounds:
                 stdout = result.output.get("grader.stdout")
-                self._feedback[(spec.task_id, spec.attempt_index)] = feedback_json(row, stdout)
+                self._feedback[(spec.task_id, spec.attempt_index)] = feedback_json(
+                    row, stdout, spec.feedback_level
+                )
             self._finished.append((row, validated))
 
     def _next(

@@ -9,8 +9,9 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["agent_filled_the_disk", "free_bytes", "remove_tree"]
+__all__ = ["Free", "agent_filled_the_disk", "free_space", "remove_tree"]
 
 
 def remove_tree(path: Path) -> bool:
@@ -37,30 +38,45 @@ def remove_tree(path: Path) -> bool:
     return not os.path.lexists(path)
 
 
-def free_bytes(folder: Path) -> int:
-    """Bytes free for an unprivileged writer on the file system holding ``folder`` (0: unknown)."""
+class Free(NamedTuple):
+    """What an unprivileged writer may still use on a file system (0: unknown)."""
+
+    bytes: int
+    inodes: int
+
+
+def free_space(folder: Path) -> Free:
+    """Bytes and inodes free for an unprivileged writer on the file system holding ``folder``
+    (0: unknown; a file system that does not count inodes reports 0 of them)."""
     try:
         info = os.statvfs(folder)
     except OSError:
-        return 0
-    return info.f_bavail * info.f_frsize
+        return Free(0, 0)
+    return Free(info.f_bavail * info.f_frsize, info.f_favail)
 
 
-def agent_filled_the_disk(attempt_dir: Path, free_at_start: int, most: int = 1_000_000) -> bool:
-    """Whether the disk is full now and the attempt's own folder holds at least half of what was
-    free when it started: then a harness step that failed after the agent ran failed for the
-    agent's doing (nothing caps an attempt's disk use but the disk), not the harness's. Counted
-    without recursion and without following a link, over at most ``most`` entries."""
-    if free_at_start <= 0 or free_bytes(attempt_dir) > min(free_at_start // 100, 64 << 20):
+def agent_filled_the_disk(attempt_dir: Path, at_start: Free, most: int = 1_000_000) -> bool:
+    """Whether the disk is full now, of bytes or of inodes, and the attempt's own folder holds at
+    least half of what was free of it when the attempt started: then a harness step that failed
+    after the agent ran failed for the agent's doing (an agent can run the disk out of either: a
+    1 GiB file, or empty files until no inode is left), not the harness's. Counted without
+    recursion and without following a link, over at most ``most`` entries (the walk stops as soon
+    as the answer is known)."""
+    now = free_space(attempt_dir)
+    full_bytes = at_start.bytes > 0 and now.bytes <= min(at_start.bytes // 100, 64 << 20)
+    full_inodes = at_start.inodes > 0 and now.inodes <= min(at_start.inodes // 100, 1 << 16)
+    if not (full_bytes or full_inodes):
         return False
-    used, stack, seen = 0, [str(attempt_dir)], 0
+    used = entries = 0
+    stack, seen = [str(attempt_dir)], 0
     while stack and seen < most:
         try:
-            entries = list(os.scandir(stack.pop()))
+            listing = list(os.scandir(stack.pop()))
         except OSError:
             continue
-        for entry in entries:
+        for entry in listing:
             seen += 1
+            entries += 1
             try:
                 info = entry.stat(follow_symlinks=False)
             except OSError:
@@ -68,4 +84,8 @@ def agent_filled_the_disk(attempt_dir: Path, free_at_start: int, most: int = 1_0
             used += info.st_blocks * 512
             if entry.is_dir(follow_symlinks=False):
                 stack.append(entry.path)
-    return used * 2 >= free_at_start
+        if (full_bytes and used * 2 >= at_start.bytes) or (
+            full_inodes and entries * 2 >= at_start.inodes
+        ):
+            return True
+    return False

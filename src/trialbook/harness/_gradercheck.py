@@ -115,6 +115,14 @@ class GraderCheck:
         return sum(kind == "false reject" for c in self.cases for _, kind in c.check_errors())
 
     @property
+    def unvalidated(self) -> tuple[str, ...]:
+        """Tasks with no known-good sample (no ``reference/`` nor ``references/<name>/``), in suite
+        order: their grader's false rejects are not measured, so one that fails every workspace
+        would look clean there (``grader-check`` fails on them unless told to allow them)."""
+        good = {c.task_id for c in self.cases if c.should_pass}
+        return tuple(dict.fromkeys(c.task_id for c in self.cases if c.task_id not in good))
+
+    @property
     def failed(self) -> bool:
         """Any false accept or false reject, of a workspace or of a check."""
         return bool(

@@ -11,6 +11,7 @@ from trialbook.harness._driver import Planned
 from trialbook.harness._sandbox import Tier
 from trialbook.harness._spec import AttemptSpec, Budget
 from trialbook.harness._stamp import stamp
+from trialbook.harness._sweep import run_key
 from trialbook.suite import Task, fixture_hash, oracle_hash
 
 __all__ = ["harness_stamp", "hidden_paths", "plan", "templates"]
@@ -95,8 +96,10 @@ def templates(
             scratch=scratch,
             pass_env=dict(pass_env),
             outcomes=task.outcomes,
+            feedback_level=task.feedback,
             row_fields={**run_fields, "stratum": task.stratum, "weight": task.weight},
             harness=harness_stamp(),
+            run_key=run_key(run_id),
         )
         for task in tasks
     }

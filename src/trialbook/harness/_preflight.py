@@ -20,7 +20,7 @@ from pathlib import Path
 from trialbook.errors import ArgumentError, SuiteError
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, wrap
 
-__all__ = ["check_agent", "check_grader", "command_words"]
+__all__ = ["check_agent", "check_grader", "command_words", "start_program"]
 
 _SHELL_WORDS = frozenset(
     [
@@ -98,6 +98,22 @@ def command_words(command: str, who: str) -> list[str]:
     while words and "=" in words[0] and not words[0].startswith("="):
         words = words[1:]
     return words
+
+
+def start_program(command: str, *, in_workspace_is_agents: bool) -> str | None:
+    """The word the harness's start check tests before the command runs (the first program the
+    command names, variables unexpanded), None when there is none to test (a builtin, shell
+    syntax, bad quoting). ``in_workspace_is_agents`` (a grader): a relative path names a file of
+    the workspace, which the agent may have removed: not the harness's to test."""
+    try:
+        program = command_words(command, "command")[0]
+    except ArgumentError:
+        return None
+    if program in _SHELL_WORDS:
+        return None
+    if in_workspace_is_agents and "/" in program and not program.startswith("/"):
+        return None
+    return program
 
 
 def _names_file(word: str, base: Path) -> bool:
@@ -257,7 +273,9 @@ def _probe(
             Limits(cpu_s=10),
             names=command,
         )
-        done = subprocess.run(argv, capture_output=True, timeout=60, check=False, text=True)
+        done = subprocess.run(
+            argv, env=env, capture_output=True, timeout=60, check=False, text=True
+        )
     except (OSError, subprocess.TimeoutExpired):
         return []  # the attempts will say what goes wrong, as infra errors
     finally:

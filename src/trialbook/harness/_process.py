@@ -7,6 +7,7 @@ SIGTERM and a short grace), and returns once the kernel has released every proce
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import select
@@ -19,6 +20,8 @@ from pathlib import Path
 
 from trialbook.harness._cancel import cancelled as _cancelled
 from trialbook.harness._cgroup import Cgroup
+from trialbook.harness._preflight import start_program
+from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, start_check, wrap
 from trialbook.harness._sweep import (
     RELEASE_S,
     TOKEN_VAR,
@@ -31,7 +34,15 @@ from trialbook.harness._sweep import (
     sweep,
 )
 
-__all__ = ["NOT_STARTED", "Captured", "Outcome", "not_started", "run_command"]
+__all__ = [
+    "NOT_STARTED",
+    "Captured",
+    "InfoPipe",
+    "Outcome",
+    "read_status",
+    "run_command",
+    "run_sandboxed",
+]
 
 _CANCEL_CHECK_S = 0.2
 
@@ -56,6 +67,10 @@ class Outcome:
     user's process limit until they are reaped."""
     sandbox_info: bytes = b""
     """What the sandbox wrote on ``info_fd`` (bwrap's JSON naming its child's pid)."""
+    not_started: str | None = None
+    """Why the command's program could not be started, as the harness's own start check saw it
+    before the command ran (``trialbook.harness._sandbox.start_check``); None when it started or
+    was not checked. Nothing the command prints or exits with sets it."""
 
 
 class Captured:
@@ -129,6 +144,7 @@ def run_command(
     pass_fds: tuple[int, ...] = (),
     memory_mb: int = 8192,
     info_fd: int | None = None,
+    stdin: int | None = None,
 ) -> Outcome:
     """Run ``argv`` in its own session; stop it at ``timeout_s`` or when the executor running this
     worker cancels it (``trialbook.harness._cancel``).
@@ -148,6 +164,9 @@ def run_command(
     It returns once every process it killed is released (reaped, ``trialbook.harness._sweep``) and
     the sandbox's init has exited (its pid namespace is empty then); ``Outcome.unreleased`` says what
     was still held after ``RELEASE_S``. A cancelled command does not wait: the run is ending.
+
+    ``stdin``: a descriptor the command gets as its stdin (closed here once it has started), else
+    /dev/null.
     """
     if env.get(TOKEN_VAR) != token:
         raise ValueError(f"env must carry {TOKEN_VAR}={token}")
@@ -166,6 +185,7 @@ def run_command(
             grace_s=grace_s,
             pass_fds=pass_fds,
             info=_SandboxInfo(info_fd),
+            stdin=stdin,
         )
     finally:
         if cgroup is not None:
@@ -205,6 +225,7 @@ def _run(
     grace_s: float,
     pass_fds: tuple[int, ...],
     info: _SandboxInfo,
+    stdin: int | None,
 ) -> Outcome:
     start = time.monotonic()
     try:
@@ -212,14 +233,14 @@ def _run(
             list(argv),
             cwd=cwd,
             env=dict(env),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if stdin is None else stdin,
             stdout=stdout,
             stderr=stderr,
             start_new_session=True,
             pass_fds=pass_fds,
         )
     finally:
-        for fd in pass_fds:
+        for fd in (*pass_fds, *(() if stdin is None else (stdin,))):
             os.close(fd)
     deadline = start + timeout_s
     timed_out = cancelled = False
@@ -337,35 +358,102 @@ class _SandboxInfo:
                 self.init[pid] = stat.start
 
 
+def run_sandboxed(
+    who: str,
+    command: str,
+    *,
+    tier: Tier,
+    sandbox: SandboxSpec,
+    env: dict[str, str],
+    limits: Limits,
+    timeout_s: float,
+    captured: Captured,
+    token: str,
+    grace_s: float,
+) -> Outcome:
+    """Run the agent's or the grader's command in the tier; OSError if the sandbox did not start.
+
+    Before the command runs, its shell checks that the program it names can be started and says so
+    on a pipe that it closes before the command runs (``start_check``): what the harness saw there
+    is ``Outcome.not_started``; whatever the command itself prints or exits with is its own."""
+    program = start_program(command, in_workspace_is_agents=who == "grader")
+    check = start_check(program) if program is not None else ""
+    status_read, status_write = os.pipe() if check else (None, None)
+    if status_read is not None:
+        os.set_blocking(status_read, False)
+    info = InfoPipe(bwrap=tier == "bwrap")
+    try:
+        outcome = run_command(
+            wrap(tier, command, sandbox, env, limits, info_fd=info.write_fd, check=check or None),
+            stdin=status_write,
+            pass_fds=info.pass_fds,
+            cwd=sandbox.workspace,
+            env=env,
+            timeout_s=timeout_s,
+            stdout=captured.fds[f"{who}.stdout"],
+            stderr=captured.fds[f"{who}.stderr"],
+            token=token,
+            workspace=sandbox.workspace,
+            grace_s=grace_s,
+            memory_mb=limits.memory_mb,
+            info_fd=info.read_fd,
+        )
+    finally:
+        info.close()
+        why = None
+        if status_read is not None:
+            why = read_status(status_read)
+            os.close(status_read)
+    if not info.started(outcome) and not outcome.cancelled:
+        raise OSError(f"the {who}'s sandbox did not start: {_last_line(captured, f'{who}.stderr')}")
+    return dataclasses.replace(outcome, not_started=why) if why else outcome
+
+
+def _last_line(captured: Captured, name: str) -> str:
+    lines = captured.text(name).strip().splitlines()
+    return lines[-1] if lines else "no output"
+
+
+class InfoPipe:
+    """bwrap's --info-fd: it writes the child's pid once the sandbox is set up (bwrap tier only);
+    ``run_command`` reads it."""
+
+    def __init__(self, *, bwrap: bool) -> None:
+        self.read_fd: int | None = None
+        self.write_fd: int | None = None
+        if bwrap:
+            self.read_fd, self.write_fd = os.pipe()
+            os.set_blocking(self.read_fd, False)
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]:
+        return () if self.write_fd is None else (self.write_fd,)
+
+    def started(self, outcome: Outcome) -> bool:
+        """Whether the sandbox came up (always true for the process tier)."""
+        return self.write_fd is None or b"child-pid" in outcome.sandbox_info
+
+    def close(self) -> None:
+        if self.read_fd is not None:
+            os.close(self.read_fd)
+            self.read_fd = None
+
+
 NOT_STARTED = "harness error:"
 """How the error of an attempt whose agent or grader could not be started begins."""
 
-_NOT_STARTED_ENDINGS = (
-    "not found",
-    "No such file or directory",
-    "Permission denied",
-    "Exec format error",
-    "cannot execute binary file",
-    "Is a directory",
-)
 
-
-def not_started(outcome: Outcome, stderr: str, *, workspace_is_agents: bool = False) -> str | None:
-    """The shell's own line when it could not start a program the command names (exit 126 or
-    127 and ``/bin/sh: 1: NAME: not found``), else None. A program that started and then failed to
-    start another says so under its own name, never as ``/bin/sh``: that stays the agent's fail.
-
-    ``workspace_is_agents`` (the grader): a relative NAME is a file of the workspace, which the
-    agent may have removed: its fail, not the harness's.
-    """
-    if outcome.exit_code not in (126, 127):
-        return None
-    for line in stderr.splitlines():
-        text = line.strip()
-        if text.startswith("/bin/sh: ") and text.endswith(_NOT_STARTED_ENDINGS):
-            parts = text.split(": ")
-            name = parts[-2] if len(parts) >= 3 else ""
-            if workspace_is_agents and "/" in name and not name.startswith("/"):
-                return None
-            return text
-    return None
+def read_status(fd: int) -> str | None:
+    """What the start check wrote on the status pipe's read end ``fd`` (its write end closed by
+    now): why the program could not be started, None when nothing was written."""
+    data = b""
+    while len(data) < 4096:
+        try:
+            chunk = os.read(fd, 4096)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    text = data.decode(errors="replace").strip()
+    return text.splitlines()[0][:500] if text else None

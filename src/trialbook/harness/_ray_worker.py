@@ -96,14 +96,15 @@ _SCRATCH: dict[str, Path] = {}
 """This worker process's scratch folder per run (a worker may serve several runs of one driver)."""
 
 
-def _scratch(run_id: str) -> Path:
-    """The worker's scratch folder of the run, made (with its watchdog) by the first attempt."""
+def _scratch(run_id: str, key: str) -> Path:
+    """The worker's scratch folder of the run, made (with its watchdog) by the first attempt;
+    ``key`` is the run's token key, made by the driver (``AttemptSpec.run_key``)."""
     scratch = _SCRATCH.get(run_id)
     if scratch is not None and scratch.is_dir():
         return scratch
     clean_stale_runs()  # the node's sweep: what workers that died without their clean-up left
-    scratch = make_scratch(run_id)
-    start_detached_watchdog(f"{run_id}/{stamp(os.getpid())}/", scratch)
+    scratch = make_scratch(run_id, key)
+    start_detached_watchdog(f"{key}/{stamp(os.getpid())}/", scratch)
     _SCRATCH[run_id] = scratch
     return scratch
 
@@ -112,8 +113,11 @@ def _materialize(scratch: Path, material: Material) -> Path:
     """The worker's copy of a fixture or oracle, unpacked once per worker and run (the attempt
     copies it again and checks that copy against the digest)."""
     folder = scratch / "material" / f"{material.kind}-{material.digest.replace(':', '-')}"
-    if folder.is_dir() or not material.ref:
-        return folder  # absent: an empty oracle, which the attempt hashes as such
+    if folder.is_dir():
+        return folder
+    if not material.ref:  # an empty (or absent) folder travels as no data: an empty folder here,
+        folder.mkdir(parents=True, exist_ok=True)  # which the attempt copies and hashes as empty
+        return folder
     import ray
 
     data = ray.get(material.ref[0], timeout=FETCH_TIMEOUT_S)
@@ -142,7 +146,7 @@ def run_on_worker(
         return lost_result(spec, f"the worker runs {here}, the driver {harness_version}")
     started = now()
     try:
-        scratch = _scratch(spec.run_id)
+        scratch = _scratch(spec.run_id, spec.run_key)
         fixture_copy = _materialize(scratch, fixture)
         oracle_copy = _materialize(scratch, oracle)
     except Exception as exc:  # OSError, a tar error, a lost object or a fetch timeout

@@ -36,6 +36,7 @@ from trialbook.harness._scratch import (
     stop_watchdog,
 )
 from trialbook.harness._select import Selection, select_tasks
+from trialbook.harness._sweep import run_key
 from trialbook.ledger import LedgerStore, RunRecord
 from trialbook.suite import (
     Lock,
@@ -135,17 +136,23 @@ def _check_options(options: RunOptions) -> None:
             argument="rerun_infra",
         )
     if options.resume is not None and not options.ledger.is_file():
-        raise ArgumentError(f"no ledger {str(options.ledger)!r} to resume from", argument="resume")
+        raise ArgumentError(
+            f"{options.ledger}: no such file (no ledger to resume from)", argument="resume"
+        )
 
 
 def _frozen_suite(root: Path) -> tuple[Suite, Lock]:
     """The suite and its lock, refusing a lock that is missing or no longer matches the files."""
     suite = load_suite(root)
     check = check_lock(suite)
+    if check.locked_id is None:
+        raise SuiteError(
+            f"{suite.root}: the suite has no lock: run 'trialbook suite freeze {suite.root}' first"
+        )
     if not check.matches:
         what = "; ".join(check.changed)
         raise SuiteError(
-            f"{suite.root}: the suite lock is stale or missing ({what}): "
+            f"{suite.root}: the suite lock is stale ({what}): "
             f"run 'trialbook suite freeze {suite.root}' and start a new run"
         )
     return suite, check.current
@@ -358,7 +365,7 @@ def _run(
             notes.append(f"{len(lost)} attempt(s) {which} will run again, each as a new row")
         transcripts = transcripts_root / run_id
         transcripts.mkdir(parents=True, exist_ok=True)
-        scratch = make_scratch(run_id)
+        scratch = make_scratch(run_id, run_key(run_id))
         specs = templates(
             tasks,
             options.agent,
@@ -398,7 +405,8 @@ def _run(
                 "(TRIALBOOK_FEEDBACK)"
             )
             if done:  # a resumed repair run: the rounds done hand on their feedback
-                feedback = stored_feedback(store.read(run_id), options.ledger.parent)
+                levels = {t.id: t.feedback for t in suite.tasks}
+                feedback = stored_feedback(store.read(run_id), options.ledger.parent, levels)
         stop = stop or threading.Event()
         if progress is not None:
             # the rows to be run again (infra errors, neither passed nor timed out) count as to do
@@ -418,7 +426,7 @@ def _run(
             rounds=rounds,
             feedback=feedback,
         )
-        watchdog = start_watchdog(f"{run_id}/{harness_stamp()}/", scratch)
+        watchdog = start_watchdog(f"{run_key(run_id)}/{harness_stamp()}/", scratch)
         try:
             driver.drive(todo, executor)
         except BaseException:

@@ -70,7 +70,7 @@ def list_runs(ledger: Path) -> list[RunSummary]:
             argument="ledger",
         )
     if not ledger.is_file():
-        raise ArgumentError(f"no such file: {str(ledger)!r}", argument="ledger")
+        raise ArgumentError(f"{ledger}: no such file", argument="ledger")
     live = live_run_ids()
     with LedgerStore(ledger, readonly=True) as store:
         out: list[RunSummary] = []

@@ -5,7 +5,7 @@ namespace (loopback only); of the host only the system folders, the Python runni
 what the command names, read-only; only the workspace and the attempt's io folder writable; the suite
 folder, the ledger file and its journals, the transcripts and every other attempt's folder not there
 (a shown folder that holds one is rebuilt without it); a fresh /proc (the harness and its environment are not visible), a fresh /tmp; the
-environment cleared; ``--die-with-parent`` so the whole sandbox dies with the harness. Every
+environment exactly the one the harness starts bwrap with (never in bwrap's argv); ``--die-with-parent`` so the whole sandbox dies with the harness. Every
 capability is dropped (also when the harness runs as root) and, where bwrap allows it, the sandbox has
 its own user namespace in which no further one can be made: mount, umount, remount and raw sockets
 fail inside.
@@ -21,6 +21,7 @@ Both tiers apply the same rlimits, set by the shell with ``ulimit`` before the c
 from __future__ import annotations
 
 import os
+import re
 import resource
 import shlex
 import shutil
@@ -34,6 +35,7 @@ from typing import Literal
 from trialbook.errors import ArgumentError
 
 __all__ = [
+    "STATUS_FD",
     "TIERS",
     "Limits",
     "SandboxSpec",
@@ -42,6 +44,7 @@ __all__ = [
     "clamped",
     "limit_notes",
     "resolve_tier",
+    "start_check",
     "wrap",
 ]
 
@@ -182,7 +185,35 @@ def limit_notes(cpu_s: int) -> list[str]:
     return []
 
 
-def _script(command: str, limits: Limits) -> str:
+STATUS_FD = 9
+"""Where the command's shell finds the start-status pipe (the harness hands it in as stdin): the
+shell moves it here, says on it why the command's program cannot be started, if it cannot, and
+closes it before the command runs, so nothing the command starts can write on it."""
+_CHECKED_WORD = re.compile(r"[A-Za-z0-9_./+@%,${}-]+")
+"""A program word the start check expands and tests: a name or path, variables allowed (the
+harness's own, ``"tool-$TRIALBOOK_TASK_ID"``), nothing that runs a command (no backquote, no
+``$(``)."""
+
+
+def start_check(program: str) -> str:
+    """Shell lines that, before the command runs, test that ``program`` (its first word, variables
+    expanded) can be started: an executable file for a path, a program on the PATH for a name. When
+    it cannot, they write why on ``STATUS_FD`` and exit 127; either way the descriptor is closed
+    before anything of the command runs. Empty for a word that is no plain program name."""
+    if not _CHECKED_WORD.fullmatch(program) or "$(" in program:
+        return ""
+    var = "__trialbook_program"
+    return (
+        f'{var}="{program}"\n'
+        f'case ${var} in */*) [ -f "${var}" ] && [ -x "${var}" ] || {{ '
+        f'printf "%s\\n" "${var}: not found (not an executable file)" >&{STATUS_FD}; exit 127; }} ;; '
+        f'*) command -v -- "${var}" >/dev/null 2>&1 || {{ '
+        f'printf "%s\\n" "${var}: not found (not a program on the PATH)" >&{STATUS_FD}; exit 127; }} ;; '
+        f"esac\nunset {var}\n"
+    )
+
+
+def _script(command: str, limits: Limits, check: str | None = None) -> str:
     # POSIX sh (dash) takes one limit per ulimit call: -t CPU seconds, -v KiB, -f 512-byte blocks,
     # -n descriptors, -p processes of the user; without -S/-H each sets both the soft and the hard
     # limit, so none can be raised again.
@@ -194,7 +225,10 @@ def _script(command: str, limits: Limits) -> str:
         else f"ulimit {flag} {value}"
         for flag, value in clamped(limits).items()
     ]
-    return f"{' && '.join(parts)} || exit 126\n{command}"
+    limits_set = f"{' && '.join(parts)} || exit 126\n"
+    if check is None:
+        return limits_set + command
+    return f"{limits_set}{check}exec {STATUS_FD}>&-\n{command}"
 
 
 def wrap(
@@ -205,19 +239,31 @@ def wrap(
     limits: Limits,
     info_fd: int | None = None,
     names: str | None = None,
+    check: str | None = None,
 ) -> list[str]:
-    """The argv that runs ``command`` (through ``/bin/sh -c``) in ``tier``.
+    """The argv that runs ``command`` (through ``/bin/sh -c``) in ``tier``, to be started with
+    exactly ``env`` as its environment: no value of ``env`` is in the argv (a process's argv is
+    world-readable in /proc/PID/cmdline, its environment only by its own user).
 
     ``names``: the command whose named paths are shown (default ``command``); the pre-flight probe
     runs its checks with exactly the view the command it checks will get.
 
     ``info_fd`` (bwrap): bubblewrap writes the sandboxed child's pid there once the sandbox is set up,
     which tells a sandbox that failed to start apart from a command that failed.
+
+    ``check`` (``start_check``): the command is then started with the write end of a pipe as its
+    stdin, which its shell moves to ``STATUS_FD`` (outside the sandbox in the bwrap tier, where
+    bwrap's init would hold a stdin), writes on when the program cannot be started, and closes
+    before the command runs; the command's stdin is /dev/null as always.
     """
-    inner = ["/bin/sh", "-c", _script(command, limits)]
+    move = f"exec {STATUS_FD}<&0 </dev/null\n"
     if tier == "process":
-        return inner
+        script = _script(command, limits, check)
+        return ["/bin/sh", "-c", script if check is None else move + script]
+    inner = ["/bin/sh", "-c", _script(command, limits, check)]
+    outer = [] if check is None else ["/bin/sh", "-c", move + 'exec "$@"', "sh"]
     args: list[str] = [
+        *outer,
         shutil.which("bwrap") or "bwrap",
         "--die-with-parent",
         "--new-session",
@@ -274,9 +320,10 @@ def wrap(
     for path in (spec.workspace, *spec.writable):
         args += ["--bind", str(path), str(path)]
     # the sandbox's own root (where the mount points were made) read-only, once they are all made
-    args += ["--remount-ro", "/", "--chdir", str(spec.workspace), "--clearenv"]
-    for key, value in env.items():
-        args += ["--setenv", key, value]
+    # No --clearenv and no --setenv: bwrap hands its own environment, which the caller makes
+    # exactly ``env``, to the command. A value in bwrap's argv (an API key given with --pass-env) is
+    # readable by every user of the machine in /proc/PID/cmdline; an environment only by its own.
+    args += ["--remount-ro", "/", "--chdir", str(spec.workspace)]
     return [*args, "--", *inner]
 
 

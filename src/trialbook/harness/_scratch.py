@@ -31,11 +31,13 @@ __all__ = [
 _SCRATCH_PREFIX = "trialbook-run-"
 
 
-def make_scratch(run_id: str) -> Path:
-    """The run's throwaway folder, named after this harness, with the run id inside: a harness
-    killed with SIGKILL leaves it behind for the next run to recognise and clear."""
+def make_scratch(run_id: str, key: str) -> Path:
+    """The run's throwaway folder, named after this harness, with the run id and the run's token
+    key (``trialbook.harness._sweep.run_key``) inside: a harness killed with SIGKILL leaves it
+    behind for the next run to recognise and clear."""
     scratch = Path(tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{stamp(os.getpid())}.")).resolve()
     (scratch / "run_id").write_text(run_id)
+    (scratch / "run_key").write_text(key)
     return scratch
 
 
@@ -49,13 +51,12 @@ def clean_stale_runs() -> int:
         harness = folder.name[len(_SCRATCH_PREFIX) :].split(".", 1)[0]
         if not is_dead(harness):
             continue  # a live harness's, or one of another pid namespace (a container sharing /tmp)
-        try:
-            run_id = (folder / "run_id").read_text()
-        except OSError:
-            run_id = ""
-        if run_id:
-            # that harness's processes only (tokens RUN_ID/HARNESS/START); trialbook 0.1's carried
-            # no harness (RUN_ID/START), and a 0.1 stamp has no namespace part
+        run_id, key = _read(folder / "run_id"), _read(folder / "run_key")
+        if key:  # that harness's processes only (tokens RUN_KEY/HARNESS/START_KEY)
+            sweep(f"{key}/{harness}/", prefix=True)
+        elif run_id:
+            # before run keys: tokens RUN_ID/HARNESS/START; trialbook 0.1's carried no harness
+            # (RUN_ID/START), and a 0.1 stamp has no namespace part
             legacy = not harness.startswith("ns")
             sweep(f"{run_id}/" if legacy else f"{run_id}/{harness}/", prefix=True)
         remove_tree(folder)
@@ -63,9 +64,16 @@ def clean_stale_runs() -> int:
     return removed
 
 
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
 def start_watchdog(prefix: str, scratch: Path) -> subprocess.Popen[bytes]:
     """A process that outlives a killed harness just long enough to kill the run's processes (those
-    whose token starts with ``prefix``: ``RUN_ID/HARNESS/``) and remove its scratch folder."""
+    whose token starts with ``prefix``: ``RUN_KEY/HARNESS/``) and remove its scratch folder."""
     watchdog = [sys.executable, "-m", "trialbook.harness._watchdog", str(os.getpid())]
     return subprocess.Popen(
         [*watchdog, prefix, str(scratch)],

@@ -84,15 +84,24 @@ class AttemptSpec:
     """A repair round's view of the task's previous round (JSON, ``_feedback``): written to a
     read-only file the agent finds through ``TRIALBOOK_FEEDBACK``; None: no previous round, or an
     independent run."""
+    feedback_level: str = "checks"
+    """What this task's next repair round is told of this one (``trialbook.suite.FEEDBACK``)."""
     harness: str = ""
     """The stamp of the harness running the run (``trialbook.harness._stamp``): start ids are per
     ledger, so two harnesses running one run id on two ledgers (or the same run twice) would
     otherwise share tokens, and each would sweep the other's processes as its own."""
 
+    run_key: str = ""
+    """The run's part of the token (``trialbook.harness._sweep.run_key``, made by the driver)."""
+    start_key: str = ""
+    """The attempt's part of the token (``trialbook.harness._sweep.start_key``, made by the
+    driver)."""
+
     @property
     def token(self) -> str:
-        """The sandbox token every process of the agent carries (``RUN_ID/HARNESS/START_ID``)."""
-        return f"{self.run_id}/{self.harness}/{self.start_id}"
+        """The sandbox token every process of the agent carries (``RUN_KEY/HARNESS/START_KEY``):
+        neither part says which run it is or when it started, so a race's two sides look alike."""
+        return f"{self.run_key}/{self.harness}/{self.start_key}"
 
 
 @dataclass(frozen=True)

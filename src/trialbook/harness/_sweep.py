@@ -17,7 +17,9 @@ attempt of the same user fail to fork at all, or its grader. So a sweep records 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import secrets
 import signal
 import time
 from collections.abc import Iterable, Mapping
@@ -33,11 +35,32 @@ __all__ = [
     "await_release",
     "find_processes",
     "process_stat",
+    "run_key",
     "signal_group",
+    "start_key",
     "sweep",
 ]
 
 TOKEN_VAR = "TRIALBOOK_SANDBOX_TOKEN"
+
+_TOKEN_SECRET = secrets.token_bytes(16)
+"""This harness process's key for the opaque parts of its tokens (never written anywhere)."""
+
+
+def run_key(run_id: str) -> str:
+    """The first part of the sandbox tokens of run ``run_id`` started by this harness process: a
+    keyed digest, not the run id, so that an agent cannot read its run from its token (a race's
+    two runs are ``RACE_ID-baseline`` and ``RACE_ID-candidate``: the agent knew its side)."""
+    return hashlib.blake2b(run_id.encode(), key=_TOKEN_SECRET, digest_size=8).hexdigest()
+
+
+def start_key(run_id: str, start_id: int) -> str:
+    """The last part of an attempt's token: a keyed digest of its start marker's id, which tells
+    nothing of the order attempts started in (a race runs a batch of the baseline, then the same
+    batch of the candidate, so start ids told the sides apart too)."""
+    data = f"{run_id}\0{start_id}".encode()
+    return hashlib.blake2b(data, key=_TOKEN_SECRET, digest_size=8).hexdigest()
+
 
 RELEASE_S = 10.0
 """How long the end of a command waits for the processes it killed to be reaped."""

@@ -35,7 +35,7 @@ OUTCOME_KINDS = ("protection", "task", "stop_reason")
 _STOP_REASON_MAX = 500
 """Characters of a stop reason kept (as of a check's reason)."""
 _FIELD = {"protection": "protection", "task": "task_outcome", "stop_reason": "stop_reason"}
-_KEYS = {"score", "checks", *OUTCOME_KINDS}
+_KEYS = {"score", "checks", "passed", *OUTCOME_KINDS}
 
 
 @dataclass(frozen=True)
@@ -99,10 +99,15 @@ def _outcomes(
     return values, notes
 
 
-def read_verdict(stdout: str, exit_passed: bool, declared: tuple[str, ...] = ()) -> Verdict:
+def read_verdict(
+    stdout: str, exit_passed: bool, declared: tuple[str, ...] = (), channel: str | None = None
+) -> Verdict:
     """The verdict from the grader's stdout and whether it exited 0; ``declared`` are the outcome
-    kinds the task declares its grader reports."""
-    line = _last_line(stdout)
+    kinds the task declares its grader reports. ``channel``: what the grader wrote on the verdict
+    channel (harness/_channel.py), None when it never connected; when it did, its last line is the
+    verdict line and stdout is output only, whatever was appended to it, and a ``"passed": false``
+    there fails the attempt whatever the exit code."""
+    line = _last_line(stdout if channel is None else channel)
     obj: object = None
     notes: list[str] = []
     if line is not None and line.startswith("{"):
@@ -132,6 +137,12 @@ def read_verdict(stdout: str, exit_passed: bool, declared: tuple[str, ...] = ())
     outcomes, outcome_notes = _outcomes(obj, declared)
     notes += outcome_notes
     passed = exit_passed
+    said = obj.get("passed") if channel is not None else None
+    if isinstance(said, bool) and exit_passed and not said:
+        # the exit code reaches the harness through the wrapper shell, which code the grader runs
+        # can trace (ptrace) and make exit 0; the channel's word is the grader's own
+        passed = False
+        notes.append("grader's exit code was 0 but its verdict channel said it failed: a failure")
     if "task" in declared and outcomes.get("task_outcome") is not True and exit_passed:
         passed = False
         if outcomes.get("task_outcome") is False:

@@ -35,11 +35,19 @@ import json
 import os
 import re
 import selectors
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["check_names", "checks_line", "class_check_name", "expected_tests", "main"]
+__all__ = [
+    "check_names",
+    "checks_line",
+    "class_check_name",
+    "expected_tests",
+    "main",
+    "verdict_channel",
+]
 
 _CHILD = r"""
 import json, os, sys, unittest
@@ -234,6 +242,25 @@ def _undumpable() -> None:
         pass  # not Linux: nothing that relies on it here
 
 
+def verdict_channel() -> socket.socket | None:
+    """The harness's verdict channel (docs/harness.md, "The verdict channel"), connected; None when
+    the harness offers none (``TRIALBOOK_VERDICT_SOCKET`` unset). Connect before running any of the
+    agent's code, write the verdict line on it at the end: the harness then reads that line, not
+    the last one of stdout, which any process holding the grader's stdout can append to. The
+    socket is not inherited by child processes. Raises ``OSError`` when the channel is named but
+    cannot be reached."""
+    path = os.environ.get("TRIALBOOK_VERDICT_SOCKET")
+    if not path:
+        return None
+    channel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        channel.connect(path)
+    except OSError:
+        channel.close()
+        raise
+    return channel
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the oracle tests in ``argv[0]`` against the current directory; 0 when all passed."""
     args = sys.argv[1:] if argv is None else argv
@@ -256,6 +283,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"grading: no unittest tests in {oracle}/test_*.py", file=sys.stderr)
         return 2
     _undumpable()
+    try:
+        channel = verdict_channel()
+    except OSError as exc:
+        print(f"grading: cannot reach the harness's verdict channel: {exc}", file=sys.stderr)
+        return 2
     read_end, write_end = os.pipe()
     try:
         # the child's output goes through pipes this runner relays: the child never holds this
@@ -299,8 +331,14 @@ def main(argv: list[str] | None = None) -> int:
             lines = ["not text"]
         ok, why, outcomes = _verdict(expected, lines, code)
     print(f"grading: {'PASS' if ok else 'FAIL'}: {why}")
-    if named and outcomes is not None:  # last: the line the harness reads the checks from
-        print(checks_line(outcomes, by_class=by_class))
+    line = checks_line(outcomes, by_class=by_class) if named and outcomes is not None else ""
+    if line:  # last: the line a reader of the output (or a harness without the channel) reads
+        print(line)
+    sys.stdout.flush()
+    if channel is not None:  # the verdict line the harness reads, with the verdict itself
+        said = {"passed": ok, **(json.loads(line) if line else {})}
+        with channel:
+            channel.sendall(json.dumps(said, sort_keys=True).encode() + b"\n")
     return 0 if ok else 1
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from trialbook.errors import ArgumentError, LedgerError, Problem
 from trialbook.importers._base import ImportedRun, ImportOptions
-from trialbook.importers._registry import detect_source, get_importer
+from trialbook.importers._registry import detect_source, get_importer, importer_names
 from trialbook.ledger import (
     PROTOCOLS,
     Ledger,
@@ -30,7 +30,18 @@ def read_runs(source: str, paths: Sequence[Path], options: ImportOptions) -> lis
     """Every run the importer ``source`` reads from ``paths`` (raises on the first bad file)."""
     if not paths:
         raise ArgumentError("paths: give at least one file", argument="paths")
-    runs = list(get_importer(source).read(paths, options))
+    try:
+        runs = list(get_importer(source).read(paths, options))
+    except LedgerError as exc:
+        looked = [
+            f
+            for p in paths
+            for f in (sorted(x for x in p.iterdir() if x.is_file()) if p.is_dir() else [p])
+        ]
+        hints = [Problem(0, hint, str(p)) for p in looked if (hint := _looks_like(p, source))]
+        if not hints:
+            raise
+        raise LedgerError([*exc.details, *hints]) from None
     seen: set[str] = set()
     for run in runs:
         if run.run_id in seen:
@@ -61,6 +72,57 @@ def imported_ledger(
             for run in runs
         },
     )
+
+
+def _claims(name: str, path: Path) -> bool:
+    """Whether the importer ``name`` recognises ``path`` (a peek; one that fails claims nothing)."""
+    try:
+        return bool(get_importer(name).detect(path))
+    except (OSError, ValueError):
+        return False
+
+
+def _looks_like(path: Path, source: str) -> str | None:
+    """What ``path`` looks like when the importer ``source`` could not read it: the other sources
+    that recognise it, or a ledger file's format; None when nothing does."""
+    if format_of(path) is not None:
+        return f"read as {source}, but this is a ledger file: leave out --source"
+    claims = [n for n in importer_names() if n != source and _claims(n, path)]
+    if not claims:
+        return None
+    return f"read as {source}, but it looks like {' or '.join(claims)}: try --source {claims[0]}"
+
+
+def _expand(paths: Sequence[Path], source: str | None) -> list[Path]:
+    """With the source to be detected (``source`` None), ``paths`` with each folder no importer
+    reads whole (tau2-bench's results folder is one) replaced by the files in it that may be a
+    ledger or a source's (.db, .jsonl, .csv, .json, .eval, or one an importer recognises; others,
+    a README say, and hidden ones left out): a folder stands for its files. A named source's
+    importer reads a folder itself."""
+    if source is not None:
+        return list(paths)
+    out: list[Path] = []
+    for path in paths:
+        if not path.is_dir() or detect_source(path) is not None:
+            out.append(path)
+            continue
+        files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
+        known = [
+            f
+            for f in files
+            if format_of(f) is not None
+            or f.suffix.lower() in (".json", ".eval")
+            or detect_source(f) is not None
+        ]
+        if not known:
+            raise ArgumentError(
+                f"{path}: no file in this folder is a ledger (.db, .jsonl, .csv) or another "
+                "harness's result file (a folder stands for its files); name the file, or its "
+                "source with --source",
+                argument="paths",
+            )
+        out += known
+    return out
 
 
 def source_for(path: Path, source: str | None) -> str | None:
@@ -94,6 +156,7 @@ def read_source(
     options = options or ImportOptions()
     if not paths:
         raise ArgumentError("paths: give at least one file", argument="paths")
+    paths = _expand(paths, source)
     names = {source_for(p, source) for p in paths}
     if len(names) > 1:
         raise ArgumentError(
@@ -101,7 +164,7 @@ def read_source(
         )
     name = names.pop()
     if name is None:
-        for option in ("system", "as_attempts", "scorer"):
+        for option in ("system", "as_attempts", "scorer", "reward"):
             if getattr(options, option) is not None:
                 raise ArgumentError(
                     f"{option} applies to other harnesses' files, not to a ledger", argument=option

@@ -16,7 +16,12 @@ from typing import Protocol, runtime_checkable
 
 from trialbook.ledger import SourceFile
 
-__all__ = ["ImportOptions", "ImportedRun", "Importer", "SourceFile"]
+__all__ = ["MAX_SOURCE_BYTES", "ImportOptions", "ImportedRun", "Importer", "SourceFile"]
+
+MAX_SOURCE_BYTES = 64 * 1024**2
+"""The most bytes a source file may hold (a JSON document is parsed whole: Python holds about 17
+bytes per byte of it), or one member of an Inspect ``.eval`` may inflate to, or one tau2-bench
+results folder may hold in all; ``import --max-source-mib`` raises it."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,11 @@ class ImportOptions:
     board: str | None = None
     """SWE-bench ``leaderboards.json``: the leaderboard to read (``Verified``, ``bash-only``, ...);
     None reads the file's only one, and a file of several asks for it."""
+    reward: str | None = None
+    """Harbor: which reward key decides ``passed`` when the verifier records several."""
+    max_bytes: int = MAX_SOURCE_BYTES
+    """The bound on what one source file holds, or one ``.eval`` member inflates to
+    (:data:`MAX_SOURCE_BYTES`): a file past it is refused in one line before it is parsed."""
     protocol: str | None = None
     """The attempt protocol to record on every row (``independent``, ``repair``,
     ``human-selected``). None: a foreign source's runs are independent trials (each of the

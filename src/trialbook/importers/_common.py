@@ -30,10 +30,12 @@ __all__ = [
     "seconds_between",
     "show",
     "source_file",
+    "too_large",
 ]
 
 MAX_BYTES = 2 * 1024**3
-"""A source file larger than this is refused before it is read (a JSON document is read whole)."""
+"""No source file larger than this is read, whatever bound an import sets (a JSON document is
+read whole)."""
 
 
 def fail(path: Path | str, message: str) -> LedgerError:
@@ -78,13 +80,25 @@ def expand(paths: Sequence[Path], suffixes: tuple[str, ...]) -> list[Path]:
     return out
 
 
-def load_json(path: Path) -> Any:
+def too_large(path: Path, what: str, limit: int) -> LedgerError:
+    """The one line for a source past the import's bound (``ImportOptions.max_bytes``):
+    ``what`` it holds, e.g. ``"holds 70,000,000 bytes"``."""
+    return fail(
+        path,
+        f"{what}, past the {limit / 1024**2:g} MiB a source may hold: not read "
+        "(trialbook import --max-source-mib raises the bound)",
+    )
+
+
+def load_json(path: Path, limit: int) -> Any:
     """The parsed JSON document; a truncated or invalid file is one problem naming its position.
+    A file of more than ``limit`` bytes is refused before it is read.
 
     NaN and infinity literals are refused (JSON has none; Python's parser would accept them).
     """
-    if path.stat().st_size > MAX_BYTES:
-        raise fail(path, f"larger than {MAX_BYTES // 1024**3} GiB: not read")
+    size = path.stat().st_size
+    if size > min(limit, MAX_BYTES):
+        raise too_large(path, f"holds {size:,} bytes", min(limit, MAX_BYTES))
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

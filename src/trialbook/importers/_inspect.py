@@ -46,7 +46,9 @@ from trialbook.importers._common import (
     raise_problems,
     show,
     source_file,
+    too_large,
 )
+from trialbook.importers._inflate import inflated_past
 from trialbook.importers._inspect_scores import (
     Named,
     check_request,
@@ -108,7 +110,24 @@ class InspectLogs:
             yield _read_log(path, options)
 
 
+def _bounded(path: Path, limit: int) -> None:
+    """Refuse a log that would inflate past ``limit``: a ``.json`` log larger than it, or an
+    ``.eval`` (a zip) with a member that inflates to more (measured by inflating it, as
+    inspect-ai will: the size a zip's directory records is whatever its writer put there)."""
+    if path.suffix.lower() != ".eval":
+        if (size := path.stat().st_size) > limit:
+            raise too_large(path, f"holds {size:,} bytes", limit)
+        return
+    try:
+        found = inflated_past(path, limit)
+    except Exception as exc:  # zipfile, zlib and zstandard each raise their own kinds
+        raise fail(path, f"not a readable Inspect log: {_reason(exc)}") from None
+    if found is not None:
+        raise too_large(path, f"member {found!r} inflates to more", limit)
+
+
 def _read_log(path: Path, options: ImportOptions) -> ImportedRun:
+    _bounded(path, options.max_bytes)
     log_module = _reader()
     from inspect_ai.scorer import value_to_float
 

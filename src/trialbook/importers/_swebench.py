@@ -70,7 +70,7 @@ class SweBench:
         files = expand(paths, (".json",))
         runs: list[ImportedRun] = []
         for path in files:
-            doc = load_json(path)
+            doc = load_json(path, options.max_bytes)
             if is_site_file(doc):
                 assert isinstance(doc, Mapping)
                 runs.extend(site_runs(path, doc, options))

@@ -29,6 +29,7 @@ from trialbook.importers._common import (
     raise_problems,
     records,
     source_file,
+    too_large,
 )
 
 __all__ = ["TAU2_BENCH", "Tau2Bench"]
@@ -84,7 +85,7 @@ def _read(path: Path, options: ImportOptions) -> ImportedRun:
         raise fail(path, "no results.json here (tau2 results: a file, or a folder holding one)")
     sims_dir = meta_path.parent / "simulations"
     problems: list[Problem] = []
-    doc = load_json(meta_path)
+    doc = load_json(meta_path, options.max_bytes)
     top = Record(doc, meta_path, "the results", problems)
     info = top.obj("info") if top.ok else None
     trials = info.integer("num_trials", low=1) if info is not None else None
@@ -95,9 +96,15 @@ def _read(path: Path, options: ImportOptions) -> ImportedRun:
     items: list[tuple[Path, Any, str]] = []
     inline = top.items("simulations", required=False) if top.ok else None
     if sims_dir.is_dir() and not inline:
-        for sim_file in sorted(sims_dir.glob("*.json")):
+        sims = sorted(sims_dir.glob("*.json"))
+        held = meta_path.stat().st_size + sum(f.stat().st_size for f in sims)
+        if held > options.max_bytes:  # the folder is one run, held whole
+            raise too_large(
+                path, f"its results.json and simulations/ hold {held:,} bytes", options.max_bytes
+            )
+        for sim_file in sims:
             files.append(sim_file)
-            items.append((sim_file, load_json(sim_file), "the simulation"))
+            items.append((sim_file, load_json(sim_file, options.max_bytes), "the simulation"))
         index = top.items("simulation_index", required=False)
         if index is not None and len(index) != len(items):
             top.problem(

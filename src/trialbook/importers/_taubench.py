@@ -62,7 +62,7 @@ class TauBench:
 
 
 def _read_one(path: Path, options: ImportOptions) -> ImportedRun:
-    doc = load_json(path)
+    doc = load_json(path, options.max_bytes)
     problems: list[Problem] = []
     if not isinstance(doc, list) or not doc:
         problems.append(

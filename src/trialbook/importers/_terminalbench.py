@@ -99,7 +99,7 @@ class TerminalBench:
             for submission in subs:
                 yield from self.read(submission, options)
             return
-        files = [_parse(p) for p in expand(paths, (".json",))]
+        files = [_parse(p, options.max_bytes) for p in expand(paths, (".json",))]
         if len(files) == 1:
             yield _run(files, options, pooled=False)
             return
@@ -139,8 +139,8 @@ def _submissions(path: Path) -> list[list[Path]]:
     return subs
 
 
-def _parse(path: Path) -> _File:
-    doc = load_json(path)
+def _parse(path: Path, limit: int) -> _File:
+    doc = load_json(path, limit)
     problems: list[Problem] = []
     top = Record(doc, path, "the file", problems)
     results = top.items("results") if top.ok else None

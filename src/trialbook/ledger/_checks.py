@@ -129,7 +129,7 @@ def checks_from_grader(obj: object) -> tuple[dict[str, CheckVerdict] | None, lis
         ):
             notes.append(
                 f'grader\'s check {name[:MAX_NAME]!r}: must be true, false or {{"passed": bool, '
-                '"reason": str}}: left out'
+                '"reason": str}: left out'
             )
             continue
         if reason is not None:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from trialbook.report._json import to_json
     from trialbook.report._passk import PASSK_SCHEMA, passk_json, passk_text, passk_to_dict
     from trialbook.report._plan import PLAN_SCHEMA, plan_text, plan_to_dict
+    from trialbook.report._printable import json_printable, printable
     from trialbook.report._race import (
         RACE_SCHEMA,
         SEQUENTIAL_SCHEMA,
@@ -44,11 +45,13 @@ if TYPE_CHECKING:
         sequential_text,
         sequential_to_dict,
     )
+    from trialbook.report._rich import printable_renderable
     from trialbook.report._runs import RUNS_SCHEMA, runs_text, runs_to_dict
     from trialbook.report._score import SCORE_SCHEMA, score_to_dict
     from trialbook.report._score_markdown import score_markdown
     from trialbook.report._score_terminal import score_table
     from trialbook.report._views import headline, render_plain
+    from trialbook.report._wrap import wrap
 
 __all__ = [
     "BOARD_SCHEMA",
@@ -77,6 +80,7 @@ __all__ = [
     "grader_check_text",
     "grader_check_to_dict",
     "headline",
+    "json_printable",
     "lock_check_text",
     "lock_check_to_dict",
     "lock_text",
@@ -85,6 +89,8 @@ __all__ = [
     "passk_to_dict",
     "plan_text",
     "plan_to_dict",
+    "printable",
+    "printable_renderable",
     "race_look_line",
     "race_text",
     "race_to_dict",
@@ -100,6 +106,7 @@ __all__ = [
     "sequential_text",
     "sequential_to_dict",
     "to_json",
+    "wrap",
 ]
 
 # each renderer's module is imported when first asked for: `score --format json` needs neither
@@ -131,6 +138,8 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("to_json",), "_json"),
     **dict.fromkeys(("PASSK_SCHEMA", "passk_json", "passk_text", "passk_to_dict"), "_passk"),
     **dict.fromkeys(("PLAN_SCHEMA", "plan_text", "plan_to_dict"), "_plan"),
+    **dict.fromkeys(("json_printable", "printable"), "_printable"),
+    **dict.fromkeys(("printable_renderable",), "_rich"),
     **dict.fromkeys(
         (
             "RACE_SCHEMA",
@@ -148,6 +157,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("score_markdown",), "_score_markdown"),
     **dict.fromkeys(("score_table",), "_score_terminal"),
     **dict.fromkeys(("headline", "render_plain"), "_views"),
+    **dict.fromkeys(("wrap",), "_wrap"),
 }
 
 

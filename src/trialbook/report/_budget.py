@@ -12,6 +12,7 @@ from rich.text import Text
 
 from trialbook.analysis import BudgetReport, RunBudget
 from trialbook.report._json import json_safe
+from trialbook.report._rich import Phrases
 from trialbook.report._rich import table as titled_table
 from trialbook.report._views import md_text
 
@@ -95,8 +96,8 @@ def budget_table(report: BudgetReport) -> Group:
             table.add_column(head, justify="right", no_wrap=True)
         for cells in _cells(run):
             table.add_row(*cells)
-        parts += [table, Text(_EXPLAIN, style="dim")]
-        parts += [Text(f"note: {n}", style="yellow") for n in run.notes]
+        parts += [table, Phrases(_EXPLAIN, style="dim")]
+        parts += [Phrases(f"note: {n}", style="yellow") for n in run.notes]
         parts.append(Text(""))
     return Group(*parts)
 
@@ -105,7 +106,7 @@ def budget_markdown(report: BudgetReport) -> str:
     """Markdown fit for a pull-request comment or a job summary."""
     out: list[str] = []
     for run in report.runs:
-        out += [f"### {_title(run)}", ""]
+        out += [f"### {md_text(_title(run))}", ""]
         out += ["| " + " | ".join(_HEAD) + " |", "|" + "---:|" * len(_HEAD)]
         out += ["| " + " | ".join(c) + " |" for c in _cells(run)]
         out += ["", f"_{_EXPLAIN}._"]

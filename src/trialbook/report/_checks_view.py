@@ -30,15 +30,22 @@ REASON_SHOWN = 48
 """Characters of a reason in a table (JSON has it whole)."""
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= REASON_SHOWN else text[: REASON_SHOWN - 1] + "\u2026"
+def _cut(text: str, limit: int | None = REASON_SHOWN) -> str:
+    if limit is None or len(text) <= limit:
+        return text
+    return text[: limit - 1] + "\u2026"
 
 
 def top_reasons(
-    reasons: tuple[tuple[str, int], ...], other: int, shown: int = REASONS_SHOWN
+    reasons: tuple[tuple[str, int], ...],
+    other: int,
+    shown: int = REASONS_SHOWN,
+    *,
+    limit: int | None = REASON_SHOWN,
 ) -> str:
-    """``no source (4); timeout (1); 2 more`` — the first ``shown`` reasons and what is left."""
-    parts = [f"{_cut(text)} ({count})" for text, count in reasons[:shown]]
+    """``no source (4); timeout (1); 2 more`` — the first ``shown`` reasons (each cut at
+    ``limit`` characters; None: whole) and what is left."""
+    parts = [f"{_cut(text, limit)} ({count})" for text, count in reasons[:shown]]
     rest = sum(count for _, count in reasons[shown:]) + other
     if rest:
         parts.append(f"{rest} more")

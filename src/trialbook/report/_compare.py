@@ -11,8 +11,9 @@ from rich.text import Text
 import trialbook.report._checks_view as cv
 from trialbook.analysis import Comparison
 from trialbook.report._json import json_safe
+from trialbook.report._rich import Phrases
 from trialbook.report._rich import table as titled_table
-from trialbook.report._views import md_text, render_plain
+from trialbook.report._views import md_code, md_text, render_plain
 
 __all__ = ["COMPARE_SCHEMA", "compare_markdown", "compare_table", "compare_text", "compare_to_dict"]
 
@@ -182,11 +183,11 @@ def _flips(c: Comparison, limit: int) -> list[str]:
 def compare_table(c: Comparison) -> Group:
     """A rich renderable for the terminal: the decision and the difference first."""
     style = {"improvement": "bold green", "regression": "bold red"}.get(c.decision, "bold")
-    parts: list[Any] = [Text(_lead(c), style=style)]
-    parts += [Text(f"WARNING: {w}", style="yellow") for w in c.warnings]
-    parts += [Text(line) for line in _sides(c)]
+    parts: list[Any] = [Phrases(_lead(c), style=style)]
+    parts += [Phrases(f"WARNING: {w}", style="yellow") for w in c.warnings]
+    parts += [Phrases(line) for line in _sides(c)]
     parts.append(Text(""))
-    parts += [Text(line, style="dim") for line in _how(c)]
+    parts += [Phrases(line, style="dim") for line in _how(c)]
     if c.strata:
         table = titled_table("by stratum")
         for i, head in enumerate(_STRATA_HEAD):
@@ -202,8 +203,8 @@ def compare_table(c: Comparison) -> Group:
             table.add_row(*row)
         parts += [Text(""), table]
     if line := cv.not_compared_line(c):
-        parts += [Text(line, style="dim")]
-    parts += [Text("")] + [Text(line) for line in _flips(c, 20)]
+        parts += [Phrases(line, style="dim")]
+    parts += [Text("")] + [Phrases(line) for line in _flips(c, 20)]
     return Group(*parts)
 
 
@@ -214,11 +215,11 @@ def compare_markdown(c: Comparison) -> str:
     out += [f"> **WARNING:** {md_text(w)}" for w in c.warnings]
     if c.warnings:
         out.append("")
-    out += [f"{line.replace('baseline ', 'baseline')}  " for line in _sides(c)] + [""]
+    out += [f"{md_text(line.replace('baseline ', 'baseline'))}  " for line in _sides(c)] + [""]
     up, down = _flip_words(c)
     flips = [
         f"- **{word}** ({len(names)}): "
-        + (_names(tuple(f"`{n}`" for n in names), FLIPS_SHOWN) if names else "none")
+        + (_names(tuple(md_code(n) for n in names), FLIPS_SHOWN) if names else "none")
         for word, names in ((up, c.improved_tasks), (down, c.worsened_tasks))
     ]
     out += _fold(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from trialbook.report._wrap import wrap
+
 if TYPE_CHECKING:  # renderers only read attributes: no need to import the harness to print
     from trialbook.harness import GraderCheck, RunResult
     from trialbook.suite import Lock, LockCheck
@@ -23,8 +25,8 @@ GRADER_CHECK_SCHEMA = "trialbook.grader_check/1"
 SUITE_CHECK_SCHEMA = "trialbook.suite_check/1"
 
 
-def lock_text(lock: Lock, path: str) -> str:
-    """What ``suite freeze`` prints on a terminal."""
+def lock_text(lock: Lock, path: str, *, width: int = 80) -> str:
+    """What ``suite freeze`` prints on a terminal, in lines that fit ``width``."""
     lines = [
         f"suite {lock.name}: {len(lock.task_hashes)} tasks, k = {lock.budget['k']}, "
         f"timeout {lock.budget['timeout_s']:g} s",
@@ -38,19 +40,21 @@ def lock_text(lock: Lock, path: str) -> str:
                 lines.append(f"  {task}: {reason}")
     else:
         lines.append("no oracle leak found")
-    return "\n".join(lines)
+    return wrap("\n".join(lines), width)
 
 
-def lock_check_text(check: LockCheck, root: str) -> str:
-    """What ``suite check`` prints."""
+def lock_check_text(check: LockCheck, root: str, *, width: int = 80) -> str:
+    """What ``suite check`` prints, in lines that fit ``width``."""
     if check.matches:
-        return f"{root}: the lock matches the files (dataset_id {check.current.dataset_id})"
+        return wrap(
+            f"{root}: the lock matches the files (dataset_id {check.current.dataset_id})", width
+        )
     lines = [f"{root}: the lock does not match the files"]
     lines += [f"  {c}" for c in check.changed]
     if check.locked_id is not None:
         lines.append(f"  locked {check.locked_id}, files now {check.current.dataset_id}")
         lines.append(f"  freeze again with 'trialbook suite freeze {root}' (a new dataset_id)")
-    return "\n".join(lines)
+    return wrap("\n".join(lines), width)
 
 
 def lock_check_to_dict(check: LockCheck) -> dict[str, Any]:
@@ -76,6 +80,7 @@ def grader_check_to_dict(check: GraderCheck) -> dict[str, Any]:
         "check_false_accepts": check.check_false_accepts,
         "check_false_rejects": check.check_false_rejects,
         "failed": check.failed,
+        "unvalidated": list(check.unvalidated),
         "graders": [
             {
                 "grader": grader,
@@ -120,8 +125,8 @@ def grader_check_to_dict(check: GraderCheck) -> dict[str, Any]:
     }
 
 
-def grader_check_text(check: GraderCheck) -> str:
-    """What ``grader-check`` prints on a terminal."""
+def grader_check_text(check: GraderCheck, *, width: int = 80) -> str:
+    """What ``grader-check`` prints on a terminal, in lines that fit ``width``."""
     lines = [
         f"grader check of suite {check.suite} (grader version {check.grader_version or 'not recorded'}, "
         f"{check.tier} sandbox)",
@@ -153,12 +158,21 @@ def grader_check_text(check: GraderCheck) -> str:
             lines.append(
                 f"  {kind} of check {name!r}: {c.task_id} {c.case} should {want}, {saw}{why}"
             )
-    return "\n".join(lines)
+    if check.unvalidated:
+        every = {c.task_id for c in check.cases}
+        lines += [
+            "",
+            f"NOT VALIDATED: {len(check.unvalidated)} of {len(every)} task(s) have no known-good "
+            "sample (reference/ or references/<name>/): false rejects are not measured there, so "
+            "a grader that fails everything looks clean: " + ", ".join(check.unvalidated),
+        ]
+    return wrap("\n".join(lines), width)
 
 
-def run_text(result: RunResult, program: str = "trialbook") -> str:
-    """The closing lines of ``trialbook run``; ``program``: how to call trialbook in the resume
-    command printed after an interruption (the exact command to paste)."""
+def run_text(result: RunResult, program: str = "trialbook", *, width: int = 80) -> str:
+    """The closing lines of ``trialbook run``, in lines that fit ``width``; ``program``: how to
+    call trialbook in the resume command printed after an interruption (the exact command to
+    paste: its line is never broken, whatever the width)."""
     state = "interrupted" if result.interrupted else "finished"
     lines = [
         f"run {result.run_id} {state}: {result.written} of {result.planned} attempts written to "
@@ -171,5 +185,6 @@ def run_text(result: RunResult, program: str = "trialbook") -> str:
     if result.interrupted:
         import shlex
 
-        lines.append(f"resume with: {program} {shlex.join(result.resume_command)}")
-    return "\n".join(lines)
+        text = wrap("\n".join(lines), width)
+        return f"{text}\nresume with: {program} {shlex.join(result.resume_command)}"
+    return wrap("\n".join(lines), width)

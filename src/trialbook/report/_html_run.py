@@ -148,10 +148,20 @@ def _variance(run: RunScore, anchor: str) -> str:
 
 
 def _href(path: str, base: Path | None) -> str:
-    """A link to a local file: relative to the page's folder when known, else a file:// URI."""
+    """A link to a local file: relative to the page's folder when known, else a file:// URI.
+
+    Each part of the relative path is percent-encoded, so no part of it is ever read as a scheme
+    (a folder named ``javascript:alert(1)`` is ``javascript%3Aalert%281%29``), a query or a
+    fragment; and it starts with ``./`` or ``../``."""
     if base is None:
-        return Path(path).as_uri()
-    return escape(Path(os.path.relpath(path, base)).as_posix(), quote=True)
+        return escape(Path(path).as_uri(), quote=True)
+    from urllib.parse import quote
+
+    relative = Path(os.path.relpath(path, base)).as_posix()
+    encoded = "/".join(quote(part, safe="") for part in relative.split("/"))
+    if not encoded.startswith("../"):
+        encoded = "./" + encoded
+    return escape(encoded, quote=True)
 
 
 def _grid(tasks: Sequence[TaskOutcomes], base: Path | None) -> str:

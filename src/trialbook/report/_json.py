@@ -20,7 +20,10 @@ def json_safe(value: Any) -> Any:
 
 
 def to_json(doc: dict[str, Any]) -> str:
-    """Indented JSON text (orjson: NaN would become null, keys keep their order)."""
+    """Indented JSON text (orjson: NaN would become null, keys keep their order), with every
+    character a terminal could act on escaped as ``\\uXXXX`` (the same JSON value)."""
     import orjson
 
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode()
+    from trialbook.report._printable import json_printable
+
+    return json_printable(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())

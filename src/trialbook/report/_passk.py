@@ -36,8 +36,15 @@ def passk_json(s: PassKStep) -> str:
     return json.dumps(passk_to_dict(s), indent=2)
 
 
-def passk_text(s: PassKStep) -> str:
-    """The worked calculation, one step a line, and why the independent-trials value differs."""
+def passk_text(s: PassKStep, *, width: int = 80) -> str:
+    """The worked calculation, one step a line, and why the independent-trials value differs,
+    in paragraphs that fit ``width``."""
+    from trialbook.report._wrap import wrap
+
+    return "\n".join(wrap(line, width, indent=0) for line in _lines(s))
+
+
+def _lines(s: PassKStep) -> list[str]:
     lines = [f"effective settings: n={s.n}, c={s.c}, k={s.k}"]
     if s.clamped:
         lines[0] += f"   (clamped: {'; '.join(s.clamped)})"
@@ -57,18 +64,18 @@ def passk_text(s: PassKStep) -> str:
         s.independent_hat
     ):
         # c = 0 or c = n (or k = 1): drawing with or without replacement gives the same values
-        lines += [
-            "the two agree here: with c = 0, c = n or k = 1, drawing k of the n attempts with or",
-            "without replacement gives the same rates.",
-        ]
-        return "\n".join(lines)
-    lines += [
-        "why they differ: pass@k above counts draws of k from the n attempts already made (without",
-        "replacement), which is the unbiased estimate; 1 - (1 - c/n)^k plugs the observed rate into",
-        "the with-replacement formula, which is biased low as an estimate of pass@k. Retries that read",
-        "earlier failures are not independent at all: say which protocol produced the attempts.",
-    ]
-    return "\n".join(lines)
+        lines.append(
+            "the two agree here: with c = 0, c = n or k = 1, drawing k of the n attempts with or "
+            "without replacement gives the same rates."
+        )
+        return lines
+    lines.append(
+        "why they differ: pass@k above counts draws of k from the n attempts already made (without "
+        "replacement), which is the unbiased estimate; 1 - (1 - c/n)^k plugs the observed rate into "
+        "the with-replacement formula, which is biased low as an estimate of pass@k. Retries that "
+        "read earlier failures are not independent at all: say which protocol produced the attempts."
+    )
+    return lines
 
 
 def _shown(x: float) -> str:

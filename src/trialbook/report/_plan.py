@@ -20,8 +20,14 @@ def plan_to_dict(p: PlanResult) -> dict[str, Any]:
     return cleaned
 
 
-def plan_text(p: PlanResult) -> str:
-    """What the design can detect, in words."""
+def plan_text(p: PlanResult, *, width: int = 80) -> str:
+    """What the design can detect, in words, in lines that fit ``width``."""
+    from trialbook.report._wrap import wrap
+
+    return wrap(_plan_lines(p), width) + "\n"
+
+
+def _plan_lines(p: PlanResult) -> str:
     lines = [
         f"design: {p.tasks} tasks x {p.attempts} attempts, baseline {p.baseline:.0%}, effect {p.effect:+.3f}, "
         f"alpha {p.alpha}, power target {p.power_target:.0%}",
@@ -48,11 +54,34 @@ def plan_text(p: PlanResult) -> str:
         lines.append(
             f"  {o.label:<22} {o.tasks:>6} tasks x {o.attempts:>3} attempts: SE {100 * o.se:.2f} pp"
         )
-    better = "tasks" if p.options[1].se < p.options[2].se else "attempts"
-    lines.append(
-        f"adding {better} buys more precision here (tasks win when between-task variance "
-        'dominates: docs/methodology.md, "Variance between and within tasks")'
-    )
+    lines.append(_spend_line(p))
     lines.append("assumes:")
     lines += [f"  - {a}" for a in p.assumptions]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
+
+
+def _spend_line(p: PlanResult) -> str:
+    """Which doubling buys more, as the numbers say: the SE^2 of one score is between / T +
+    within / (T R); doubling tasks halves both parts, doubling attempts only the second."""
+    tasks_se, attempts_se = p.options[1].se, p.options[2].se
+    part = p.within_var / p.attempts
+    if not tasks_se < attempts_se:
+        return (
+            f"2x tasks and 2x attempts give the same SE here ({100 * tasks_se:.2f} pp): with no "
+            "between-task variance, only the number of attempts in all counts"
+        )
+    why = (
+        f"more tasks shrink both the between-task part ({p.between_var:.4f}) and the within-task "
+        f"part ({p.within_var:.4f} / {p.attempts} attempts = {part:.4f}) of the variance, more "
+        "attempts only the within-task part"
+    )
+    close = (
+        "; the within-task part is the larger here, so more attempts come close"
+        if part > p.between_var
+        else "; the between-task part is the larger here, so more attempts buy little"
+    )
+    return (
+        f"adding tasks buys more precision here (SE {100 * tasks_se:.2f} against "
+        f"{100 * attempts_se:.2f} pp): {why}{close} "
+        '(docs/methodology.md, "Variance between and within tasks")'
+    )

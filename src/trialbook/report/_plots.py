@@ -18,6 +18,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from trialbook.report._printable import printable
+
 if TYPE_CHECKING:
     from trialbook.analysis import PairedRuns, RunBudget, RunScore
 
@@ -51,6 +53,9 @@ _RC: dict[str, Any] = {
     "axes.axisbelow": True,
     "legend.frameon": False,
     "path.simplify": False,
+    # no mathtext: a stratum, task id or system from a ledger is text, never TeX ("$\\frac{$" would
+    # raise matplotlib's ParseSyntaxException; "$x$" would print as math)
+    "text.parse_math": False,
 }
 
 
@@ -149,7 +154,8 @@ def strata_svg(run: RunScore, metric: str, name: str) -> str:
         ax.errorbar(est, ys, xerr=[lo, hi], fmt="o", color=BLUE, ecolor=BLUE, capsize=3)
         overall = run.metrics[metric].estimate
         ax.axvline(overall, color=GREY, ls=":", lw=1, label=f"whole run {100 * overall:.1f}%")
-        ax.set_yticks(ys, [f"{s.stratum} ({s.tasks})" for s in strata])
+        # a stratum is the suite's or an importer's text: no control character reaches the font
+        ax.set_yticks(ys, [f"{printable(s.stratum)} ({s.tasks})" for s in strata])
         ax.set_xlim(-0.02, 1.02)
         ax.set_xlabel(f"{metric} (interval over tasks)")
         _percent_axis(ax, "x")

@@ -36,12 +36,20 @@ def _fold(summary: str, body: list[str]) -> list[str]:
 
 def _headline(run: RunScore) -> str:
     figures = " · ".join(f"**{label} {value}**" for label, value in v.headline_parts(run))
-    who = f" ({run.system})" if run.system else ""
-    return f"### `{run.run_id}`{who}: {figures} · {v.design(run)}{v.unfinished(run)}"
+    # the run id and system are the ledger's text (v.md_code fences a backtick in it)
+    who = f" ({v.md_text(run.system)})" if run.system else ""
+    return f"### {v.md_code(run.run_id)}{who}: {figures} · {v.design(run)}{v.unfinished(run)}"
+
+
+_WARNINGS = ("too few tasks",)
+"""Notes that qualify every figure of the run: shown under the headline, never folded away."""
 
 
 def _run(run: RunScore, tasks: bool, every: bool) -> list[str]:
     out = [_headline(run), ""]
+    warned = [n for n in run.notes if n.startswith(_WARNINGS)]
+    for note in warned:  # a quote block each: two quoted lines in a row would join into one
+        out += [f"> **warning:** {v.md_text(note)}", ""]
     if run.faults is not None:
         out += [
             f"{run.faults.tasks} fault-case task(s) are kept out of these figures; "
@@ -102,13 +110,12 @@ def _run(run: RunScore, tasks: bool, every: bool) -> list[str]:
         if len(shown) > TASKS_SHOWN:
             body += ["", f"_first {TASKS_SHOWN} of {len(shown)} tasks; --format json has all_"]
         out += _fold(f"Tasks ({run.tasks})", body)
-    notes = v.variance_lines(run) + v.unweighted_note(run) + [f"note: {n}" for n in run.notes]
+    kept = [n for n in run.notes if n not in warned]
+    notes = v.variance_lines(run) + v.unweighted_note(run) + [f"note: {n}" for n in kept]
     who = v.identity(run)
-    out += _fold(
-        f"Variance and notes ({len(run.notes)} note(s))", [f"- {v.md_text(n)}" for n in notes]
-    )
+    out += _fold(f"Variance and notes ({len(kept)} note(s))", [f"- {v.md_text(n)}" for n in notes])
     if who:
-        out += [f"<sub>{who}</sub>", ""]
+        out += [f"<sub>{v.md_text(who)}</sub>", ""]
     return out
 
 
@@ -118,6 +125,6 @@ def score_markdown(report: ScoreReport, *, tasks: bool = False, every: bool = Fa
     out: list[str] = []
     for run in report.runs:
         out += _run(run, tasks, every)
-    out += [f"- {line}" for line in v.across_lines(report)]
-    out += ["", f"<sub>trialbook score of `{report.source}`</sub>"]
+    out += [f"- {v.md_text(line)}" for line in v.across_lines(report)]
+    out += ["", f"<sub>trialbook score of {v.md_code(report.source)}</sub>"]
     return "\n".join(out).strip() + "\n"

@@ -16,12 +16,18 @@ from rich.text import Text
 import trialbook.report._checks_view as cv
 import trialbook.report._views as v
 from trialbook.analysis import RunScore, ScoreReport
+from trialbook.report._rich import Phrases
 from trialbook.report._rich import table as _table
 
 __all__ = ["score_table"]
 
 
-def _headline(run: RunScore) -> Text:
+def _line(text: str, style: str = "") -> Phrases:
+    """A line of free text, wrapped between phrases at the console's width."""
+    return Phrases(Text(text, style=style))
+
+
+def _headline(run: RunScore) -> Phrases:
     text = Text()
     text.append(run.run_id, style="bold")
     text.append(": ")
@@ -33,7 +39,7 @@ def _headline(run: RunScore) -> Text:
     text.append(f" · {v.design(run)}")
     if v.unfinished(run):
         text.append(v.unfinished(run), style="bold yellow")
-    return text
+    return Phrases(text)
 
 
 def _metrics(run: RunScore, every: bool) -> list[Any]:
@@ -48,11 +54,11 @@ def _metrics(run: RunScore, every: bool) -> list[Any]:
     out: list[Any] = [table]
     line = v.hidden_line(hidden)
     if line:
-        out.append(Text(line, style="dim"))
+        out.append(_line(line, style="dim"))
     ladder = v.shown_metrics(run)[1]
     if ladder:
-        out.append(Text(ladder, style="dim"))
-    out.append(Text(v.ci_line(run), style="dim"))
+        out.append(_line(ladder, style="dim"))
+    out.append(_line(v.ci_line(run), style="dim"))
     return out
 
 
@@ -87,7 +93,7 @@ def _selection(run: RunScore) -> list[Any]:
         table.add_column(head, justify="right", no_wrap=True)
     for row in v.selection_rows(run):
         table.add_row(*row)
-    return [table, *(Text(line, style="dim") for line in v.selection_notes(run))]
+    return [table, *(_line(line, style="dim") for line in v.selection_notes(run))]
 
 
 def _filled(title: str, head: Sequence[str], rows: Iterable[Sequence[str]], text: int) -> Table:
@@ -109,15 +115,31 @@ def _outcomes(run: RunScore) -> Table:
     return _filled(cv.outcome_title(run), cv.OUTCOME_HEAD, cv.outcome_rows(run), 4)
 
 
-def _checks(run: RunScore) -> Table:
-    return _filled(cv.check_title(run), cv.CHECK_HEAD, cv.check_rows(run), 5)
+def _checks(run: RunScore) -> list[Any]:
+    """The named-checks table, its figures only, and each check's failure reasons as lines
+    under it: a column of reasons beside five of figures is a ribbon a few words wide."""
+    rows = cv.check_rows(run)
+    head = cv.CHECK_HEAD[:-1]
+    out: list[Any] = [_filled(cv.check_title(run), head, [r[: len(head)] for r in rows], 5)]
+    # under the table there is room for each reason whole, a line each below its check
+    failing = [c for c in run.checks if c.reasons or c.other_reasons]
+    if failing:
+        out.append(_line(f"{cv.CHECK_HEAD[-1]}:", style="dim"))
+    for c in failing:
+        out.append(_line(f"  {c.name}:"))
+        shown = c.reasons[: cv.REASONS_SHOWN]
+        out += [_line(f"    {text} ({count})") for text, count in shown]
+        rest = sum(count for _, count in c.reasons[cv.REASONS_SHOWN :]) + c.other_reasons
+        if rest:
+            out.append(_line(f"    {rest} more", style="dim"))
+    return out
 
 
 def _failures(run: RunScore) -> list[Any]:
     line = v.failure_line(run)
     if line is None:
         return []
-    out: list[Any] = [Text(line)]
+    out: list[Any] = [_line(line)]
     errors = v.error_rows(run)
     if errors:
         table = _table()
@@ -150,7 +172,7 @@ def score_table(report: ScoreReport, *, tasks: bool = False, every: bool = False
         parts.append(_headline(run))
         who = v.identity(run)
         if who:
-            parts.append(Text(who, style="dim"))
+            parts.append(_line(who, style="dim"))
         parts.append(Text(""))
         parts += _metrics(run, every)
         parts += [Text(""), _companions(run)]
@@ -159,7 +181,7 @@ def score_table(report: ScoreReport, *, tasks: bool = False, every: bool = False
         if run.selection is not None:
             parts += [Text(""), *_selection(run)]
         if run.checks:
-            parts += [Text(""), _checks(run)]
+            parts += [Text(""), *_checks(run)]
         if run.faults is not None:
             parts += [Text(""), _faults(run)]
             if run.faults.has_outcomes:
@@ -170,8 +192,8 @@ def score_table(report: ScoreReport, *, tasks: bool = False, every: bool = False
         if tasks:
             parts += [Text(""), _tasks(run)]
         parts.append(Text(""))
-        parts += [Text(line) for line in v.variance_lines(run) + v.unweighted_note(run)]
-        parts += [Text(f"note: {n}", style="yellow") for n in run.notes]
+        parts += [_line(line) for line in v.variance_lines(run) + v.unweighted_note(run)]
+        parts += [_line(f"note: {n}", style="yellow") for n in run.notes]
         parts.append(Text(""))
-    parts += [Text(line) for line in v.across_lines(report)]
+    parts += [_line(line) for line in v.across_lines(report)]
     return Group(*parts)

@@ -13,6 +13,8 @@ from typing import Any
 from rich.console import Console
 
 from trialbook.analysis import MetricEstimate, RunScore, ScoreReport
+from trialbook.report._mdtext import md_code as md_code  # the renderers call v.md_code
+from trialbook.report._mdtext import md_text as md_text
 from trialbook.report._score import SE_METHOD
 from trialbook.stats import Total
 
@@ -463,15 +465,13 @@ def across_lines(report: ScoreReport) -> list[str]:
     ]
 
 
-def md_text(text: str) -> str:
-    """Free text made safe for GitHub markdown: ``<type>`` would be taken for an HTML tag and
-    vanish, ``|`` would split a table cell."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
-
-
 def render_plain(renderable: Any, width: int = 100) -> str:
     """Render without colour at a fixed width (for golden tests and files)."""
-    console = Console(width=width, color_system=None, record=True, file=io.StringIO())
-    console.print(renderable)
+    from trialbook.report._rich import printable_renderable
+
+    console = Console(
+        width=width, color_system=None, markup=False, emoji=False, record=True, file=io.StringIO()
+    )
+    console.print(printable_renderable(renderable))
     # rich pads table cells to the table's width: trailing blanks carry nothing
     return "\n".join(line.rstrip() for line in console.export_text().split("\n"))

@@ -52,7 +52,7 @@ def wilson_interval(x: int, n: int, confidence: float = 0.95) -> tuple[float, fl
 
 @dataclass(frozen=True)
 class McNemarResult:
-    """The paired 2x2 table of single attempts, McNemar's test and the interval that inverts it."""
+    """The paired 2x2 table of single attempts, McNemar's test and the interval that agrees with it."""
 
     both: int
     """Tasks both systems passed."""
@@ -67,8 +67,8 @@ class McNemarResult:
     difference: float
     """Candidate rate minus baseline rate, (c - b) / N."""
     ci_low: float
-    """Lower bound of the difference: the mid-p Clopper-Pearson interval mapped (it inverts the
-    test; trialbook.stats.mcnemar_interval)."""
+    """Lower bound of the difference: Tango's score interval, made to agree with the mid-p test
+    (trialbook.stats.paired_test)."""
     ci_high: float
     """Upper bound."""
     exact_p_value: float | None = None

@@ -1,4 +1,4 @@
-"""One procedure per paired comparison: the test, its p-value and the interval that inverts it.
+"""One procedure per paired comparison: the test, its p-value and an interval that agrees with it.
 
 The paired randomization (sign-flip) test. Under the null that the two systems are exchangeable on
 every task, each per-task difference d_t = candidate_t - baseline_t is as likely to carry either
@@ -10,12 +10,18 @@ Lancaster 1961): the exact test's discreteness makes it reject far below its lev
 informative tasks, and the mid-p version keeps the level much closer to nominal (for McNemar's
 test: Fagerland, Lydersen and Laake 2013, BMC Medical Research Methodology 13:91).
 
-The interval is the set of shifts delta that the same test, applied to d_t - delta, does not
-reject (Lehmann 1963; the shift model): the interval excludes 0 exactly when the p-value is below
-1 - confidence, so the decision read off one can never contradict the other. With single attempts
-the interval is the Clopper-Pearson interval of the share of discordant tasks the candidate won,
-mapped to a difference of pass rates, in its mid-p form (it inverts the mid-p McNemar test, given
-the discordant count). Both target the mean difference over this suite's tasks.
+The interval is the score interval of the mean difference on its known support [-1, 1]
+(trialbook.stats._support_score): every delta whose score statistic, with the variance of the
+best-fitting distribution whose mean is delta, stays within the normal critical value. With single
+attempts it is Tango's score interval for a difference of paired proportions (Tango 1998). Neither
+the number of discordant tasks nor the tied tasks are taken as known (an interval that inverts the
+test given the discordant count, or a shift model, takes them so and undercovers where tasks tie;
+issue 26): with nothing that differs it is still +-the largest share of differing tasks T tasks
+cannot rule out. It is then made to agree with the test: where the test does not reject it is
+stretched to hold 0, and where the test rejects but the score interval still holds 0, the end on
+0's side is that of the interval inverting the test itself (the mid-p Clopper-Pearson interval of
+the discordant tasks, or the shifts the sign-flip test does not reject), so the decision read off
+one can never contradict the other. Both target the mean difference over this suite's tasks.
 
 When even the most lopsided outcome of so few tasks could not reach the level (mid-p 2^-m >= 1 -
 confidence, m the tasks whose difference is not 0), no data can decide: the result says so.
@@ -32,6 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trialbook.errors import ArgumentError
+from trialbook.stats._support_score import support_score_interval
 
 __all__ = ["EXACT_UP_TO", "PairedTest", "mcnemar_interval", "mcnemar_mid_p", "paired_test"]
 
@@ -42,7 +49,7 @@ _TOLERANCE = 1e-12  # ties in floating point: a flipped mean equal to the observ
 
 @dataclass(frozen=True)
 class PairedTest:
-    """The paired test of a difference and the interval that inverts it."""
+    """The paired test of a difference and the interval that agrees with it."""
 
     estimate: float
     """Mean per-task difference, candidate - baseline."""
@@ -165,10 +172,11 @@ def paired_test(
     resamples: int = 10_000,
     seed: int = 0,
 ) -> PairedTest:
-    """The sign-flip test of per-task differences and its inverted interval (see the module doc).
+    """The sign-flip test of per-task differences and the score interval that agrees with it (see
+    the module doc).
 
     With every difference in {-1, 0, 1} (single attempts) the p-value is McNemar's mid-p and the
-    interval :func:`mcnemar_interval`. Otherwise every sign pattern is enumerated for up to
+    interval Tango's score interval. Otherwise every sign pattern is enumerated for up to
     :data:`EXACT_UP_TO` tasks, else ``resamples`` random patterns are drawn (seeded, the observed
     pattern counted among them); the p-value is the mid-p: (patterns beyond the observed mean +
     half of those equal to it) / patterns.
@@ -186,14 +194,19 @@ def paired_test(
     estimate = float(d.mean())
     if np.isin(d, (-1.0, 0.0, 1.0)).all():
         b, c = int((d < 0).sum()), int((d > 0).sum())
-        est, lo, hi = mcnemar_interval(b, c, t, confidence)
+        p_mid = mcnemar_mid_p(b, c)
+        lo, hi = _agreeing(
+            support_score_interval(d, alpha),
+            p_mid,
+            alpha,
+            lambda: mcnemar_interval(b, c, t, confidence)[1:],
+        )
         return PairedTest(
-            est,
+            (c - b) / t,
             lo,
             hi,
-            mcnemar_mid_p(b, c),
-            "mid-p McNemar test; mid-p Clopper-Pearson interval of the discordant tasks "
-            "(inverts it)",
+            p_mid,
+            "mid-p McNemar test; Tango's score interval of the difference",
             confidence,
             t,
             informative,
@@ -214,22 +227,20 @@ def paired_test(
         mc_se = None if exact else math.sqrt(p0 * (1 - p0) / total)
         if mc_se is None or abs(p0 - alpha) >= 3 * mc_se:
             break
-    lo = _edge(p_at, estimate, -1.0, alpha)
-    hi = _edge(p_at, estimate, 1.0, alpha)
-    # the interval excludes 0 exactly when the test rejects: a bound on 0's side is moved to the
-    # test's own crossing (it differs from the outer one only where p(delta) is not monotone)
-    if p0 < alpha and lo <= 0 <= hi:
-        if estimate > 0:
-            lo = _edge(p_at, estimate, 0.0, alpha)
-        else:
-            hi = _edge(p_at, estimate, 0.0, alpha)
-    elif p0 >= alpha:
-        lo, hi = min(lo, 0.0), max(hi, 0.0)
+
+    def shifts() -> tuple[float, float]:
+        # the shifts the test does not reject, the end on 0's side at the test's own crossing
+        toward = 0.0 if p0 < alpha else None
+        low = _edge(p_at, estimate, -1.0 if estimate <= 0 or toward is None else 0.0, alpha)
+        high = _edge(p_at, estimate, 1.0 if estimate >= 0 or toward is None else 0.0, alpha)
+        return low, high
+
+    lo, hi = _agreeing(support_score_interval(d, alpha), p0, alpha, shifts)
     method = (
         "sign-flip test over every sign pattern"
         if exact
         else f"sign-flip test, {drawn} random sign patterns"
-    ) + "; interval: the shifts it does not reject"
+    ) + "; score interval of the mean difference on [-1, 1]"
     return PairedTest(
         estimate,
         lo,
@@ -245,6 +256,29 @@ def paired_test(
         seed,
         mc_se,
     )
+
+
+def _agreeing(
+    score: tuple[float, float],
+    p_value: float,
+    alpha: float,
+    inverted: Callable[[], tuple[float, float]],
+) -> tuple[float, float]:
+    """The score interval, made to agree with the test about 0: it holds 0 exactly when the test
+    does not reject. Where the test does not reject, the interval is stretched to 0; where it
+    rejects and the score interval still holds 0 (its statistic is not the test's), the end on
+    0's side is that of the interval that inverts the test itself (``inverted``, which excludes 0
+    by construction)."""
+    lo, hi = score
+    if p_value >= alpha:
+        return min(lo, 0.0), max(hi, 0.0)
+    if lo <= 0.0 <= hi:
+        inv_lo, inv_hi = inverted()
+        if inv_lo > 0.0:
+            lo = inv_lo
+        elif inv_hi < 0.0:
+            hi = inv_hi
+    return lo, hi
 
 
 def _mid_p(

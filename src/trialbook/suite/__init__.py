@@ -6,6 +6,7 @@ from trialbook.suite._freeze import (
     Lock,
     LockCheck,
     check_lock,
+    feedback_warnings,
     find_leaks,
     fixture_hash,
     freeze,
@@ -15,9 +16,10 @@ from trialbook.suite._freeze import (
     tree_hash,
     write_lock,
 )
-from trialbook.suite._load import LOCK_NAME, PROTOCOLS, Suite, Task, load_suite
+from trialbook.suite._load import FEEDBACK, LOCK_NAME, PROTOCOLS, Suite, Task, load_suite
 
 __all__ = [
+    "FEEDBACK",
     "LOCK_NAME",
     "LOCK_SCHEMA",
     "PROTOCOLS",
@@ -27,6 +29,7 @@ __all__ = [
     "SuiteError",
     "Task",
     "check_lock",
+    "feedback_warnings",
     "find_leaks",
     "fixture_hash",
     "freeze",

@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from trialbook.suite._load import Suite, SuiteError, Task, load_suite
+from trialbook.suite._load import DEFAULT_FEEDBACK, Suite, SuiteError, Task, load_suite
 
 __all__ = [
     "LOCK_SCHEMA",
     "Lock",
     "LockCheck",
     "check_lock",
+    "feedback_warnings",
     "find_leaks",
     "fixture_hash",
     "freeze",
@@ -166,6 +167,8 @@ def _task_hash(task: Task) -> str:
                 "weight": task.weight,
                 # only when declared: the ids of suites without outcome kinds stay as they were
                 **({"outcomes": list(task.outcomes)} if task.outcomes else {}),
+                # likewise: a task with the default repair feedback keeps its id
+                **({"feedback": task.feedback} if task.feedback != DEFAULT_FEEDBACK else {}),
             }
         ),
     )
@@ -226,6 +229,29 @@ def _asserted_values(source: str) -> list[str]:
             if len(text) >= MIN_VALUE_CHARS:
                 values.append(text)
     return values
+
+
+def feedback_warnings(suite: Suite) -> list[str]:
+    """What ``suite freeze`` warns of in a repair suite: tasks whose feedback hands the next round
+    more than which checks passed (docs/harness.md, "Attempt protocols"). A check's reason is
+    written by the grader about the oracle (``AssertionError: 0 != 42`` names the expected value)
+    and the grader's stdout relays whatever code it ran printed (the oracle files, read by the
+    agent's own module), so either can carry the oracle to the next round."""
+    if suite.protocol != "repair":
+        return []
+    what = {
+        "reasons": "the checks' reasons, which a grader writes about the oracle "
+        "('AssertionError: 0 != 42' names the expected value)",
+        "grader-stdout": "the grader's stdout, which relays what the code it ran printed (the "
+        "agent's code can print the oracle there)",
+    }
+    return [
+        f"task {task.id!r}: its repair feedback ({task.feedback}) hands the next round "
+        f'{what[task.feedback]}: it can reveal the oracle (feedback = "checks" tells which '
+        "checks failed, not why)"
+        for task in suite.tasks
+        if task.feedback in what
+    ]
 
 
 def find_leaks(task: Task) -> tuple[str, ...]:

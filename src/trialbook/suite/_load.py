@@ -16,7 +16,7 @@ from typing import Any
 
 from trialbook.errors import SuiteError
 
-__all__ = ["LOCK_NAME", "PROTOCOLS", "Suite", "SuiteError", "Task", "load_suite"]
+__all__ = ["FEEDBACK", "LOCK_NAME", "PROTOCOLS", "Suite", "SuiteError", "Task", "load_suite"]
 
 LOCK_NAME = "suite.lock.json"
 DEFAULT_GRADER_TIMEOUT_S = 120.0
@@ -26,6 +26,12 @@ MAX_K = 100_000
 PROTOCOLS = ("independent", "repair", "human-selected")
 """How a suite's attempts are made (docs/harness.md, "Attempt protocols"); the same words as the
 ledger's ``protocol`` field (a test holds the two lists equal: the suite may not import the ledger)."""
+FEEDBACK = ("outcome", "checks", "reasons", "grader-stdout")
+"""What a repair round is told of the round before (``feedback`` in suite.toml or task.toml; each
+tells what the one before it does and more, docs/harness.md "Attempt protocols"): its outcome; and
+which named checks passed; and each check's reason; and the tail of the grader's stdout."""
+DEFAULT_FEEDBACK = "checks"
+"""The outcome and the named checks by name: nothing the grader printed about why."""
 SEED_RANGE = (-(2**53), 2**53)
 """Seeds go into every row's ``seed``, and the ledger keeps integers exact up to 2**53 in size."""
 
@@ -50,6 +56,9 @@ class Task:
     outcomes: tuple[str, ...] = ()
     """The outcome kinds its grader reports beside the verdict: ``protection``, ``task`` and
     ``stop_reason`` (fault-injection and permission tasks, docs/harness.md)."""
+    feedback: str = DEFAULT_FEEDBACK
+    """What a repair round of this task is told of the round before (one of ``FEEDBACK``): the
+    task's own ``feedback``, else the suite's."""
 
     @property
     def fixture(self) -> Path:
@@ -111,6 +120,7 @@ _SUITE_KEYS = {
     "grader_version": "version string of the suite's graders",
     "grade_after_timeout": "true: grade the workspace even after a timeout (default false)",
     "protocol": "how attempts are made: independent (default), repair or human-selected",
+    "feedback": "what a repair round is told: outcome, checks (default), reasons or grader-stdout",
 }
 _TASK_KEYS = {
     "prompt": "prompt text",
@@ -122,6 +132,7 @@ _TASK_KEYS = {
     "grader_timeout_s": "this task's grader limit",
     "network": "true to let the agent reach the network",
     "outcomes": "outcome kinds its grader reports: any of protection, task, stop_reason",
+    "feedback": "what a repair round is told: outcome, checks, reasons or grader-stdout",
     "description": "free text",
 }
 
@@ -265,6 +276,7 @@ def load_suite(root: str | Path) -> Suite:
     if protocol not in PROTOCOLS:
         check.add(path, "protocol", f"expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
         protocol = "independent"
+    feedback = _feedback(path, data, check, DEFAULT_FEEDBACK)
 
     tasks_dir = root / "tasks"
     _refuse_link(tasks_dir, check)
@@ -284,6 +296,7 @@ def load_suite(root: str | Path) -> Suite:
             grader_timeout=grader_timeout or DEFAULT_GRADER_TIMEOUT_S,
             strata=strata,
             suite_weight=weights_raw.get(tdir.name),
+            feedback=feedback,
         )
         if task is not None:
             tasks.append(task)
@@ -338,6 +351,7 @@ def _load_task(
     timeout: float,
     grader_timeout: float,
     strata: tuple[str, ...],
+    feedback: str,
     suite_weight: object,
 ) -> Task | None:
     before = len(check.problems)
@@ -407,4 +421,14 @@ def _load_task(
         weight=weight,
         network=bool(network),
         outcomes=tuple(o for o in kinds if isinstance(outcomes, list) and o in outcomes),
+        feedback=_feedback(path, data, check, feedback),
     )
+
+
+def _feedback(path: Path, data: Mapping[str, Any], check: _Checker, default: str) -> str:
+    """The ``feedback`` key of a suite.toml or task.toml (``default`` when absent)."""
+    value = data.get("feedback", default)
+    if value not in FEEDBACK:
+        check.add(path, "feedback", f"expected one of {', '.join(FEEDBACK)}, got {value!r}")
+        return default
+    return str(value)

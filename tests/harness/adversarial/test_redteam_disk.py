@@ -61,3 +61,44 @@ def test_filling_the_disk_is_the_agents_failure(
     oracle = {"answer.txt": "x" * 200_000}
     (row,) = run(outside_tmp, {"t": {"grader": "true", "oracle": oracle}}, FILL, tier)
     assert row["status"] != "infra_error", row["error"]
+
+
+# The agent runs out the file system's inodes instead of its bytes: empty files until none is left.
+# The oracle copy's mkdtemp then fails with ENOSPC while most bytes are still free, so a check that
+# counts bytes alone called the full disk the harness's (an infra_error, re-run by --rerun-infra).
+EXHAUST_INODES = (
+    'python -c "import os\n'
+    "i = 0\n"
+    "try:\n"
+    "    while True:\n"
+    "        os.close(os.open(f'f{i}', os.O_CREAT | os.O_WRONLY)); i += 1\n"
+    "except OSError: pass\n"
+    '"; exit 1'
+)
+
+
+@pytest.fixture
+def few_inodes(outside_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mnt = outside_tmp / "few-inodes"
+    mnt.mkdir()
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64m,nr_inodes=3000", "tbinodes", str(mnt)], check=True
+    )
+    monkeypatch.setattr(tempfile, "tempdir", str(mnt))
+    yield mnt
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_running_out_the_inodes_is_the_agents_failure(
+    outside_tmp: Path, few_inodes: Path, tier: str
+) -> None:
+    oracle = {"answer.txt": "42\n"}
+    (row,) = run(outside_tmp, {"t": {"grader": "true", "oracle": oracle}}, EXHAUST_INODES, tier)
+    free = os.statvfs(few_inodes)
+    assert free.f_bavail * free.f_frsize > 32 << 20, "the bytes were never short"
+    assert row["status"] == "failed", row["error"]
+    assert row["error"].startswith("the agent filled the disk (not graded)"), row["error"]

@@ -133,3 +133,28 @@ def test_a_started_rerun_without_its_row_is_cut_off(tmp_path: Path) -> None:
         assert store.unfinished_starts("r") == []  # retry 0 has its row
         store.record_start("r", "a", 0, retry=1)
         assert store.unfinished_starts("r") == [("a", 0)]  # retry 1 has none
+
+
+def test_the_sql_tally_holds_a_rerun_to_the_retry_just_before_it(tmp_path: Path) -> None:
+    # written past the store's writer (plain sqlite3, as another tool would): retry 2 follows a
+    # failure at retry 1, though retry 0 was an infra_error. Only retry r - 1 may be replaced
+    # (store/_sql.py RETRY_BROKEN), so the SQL tally must not vouch for it: the precise read
+    # names it, as it names the same rows in a JSONL file
+    from tests.ledger.tally._foreign import own_schema_db
+    from trialbook.analysis import score_file
+
+    def attempt(retry: int, status: str) -> dict[str, Any]:
+        return {
+            **base_row("t", 0, passed=status == "passed", k=1),
+            "run_id": "r",
+            "status": status,
+            "retry": retry or None,
+        }
+
+    rows = [attempt(0, "infra_error"), attempt(1, "failed"), attempt(2, "passed")]
+    db = own_schema_db(tmp_path / "l.db", rows, run="r")
+    said = "field 'retry': 2 follows no infra_error row of retry 1 of the same attempt"
+    with pytest.raises(LedgerError, match=said):
+        score_file(db)
+    with pytest.raises(LedgerError, match=said):
+        read_ledger(db)

@@ -27,6 +27,9 @@ NOT_ROWS = {
     "whole number beyond 64 bits": "an SQLite INTEGER is 64 bits: sqlite3 cannot bind 10**20",
     "invalid UTF-8": "a JSON decoding error; a .db holds text SQLite reads (see the test below)",
     "unparsable line": "a JSON syntax error",
+    "-Infinity nested in a check": "a JSONL number literal; a .db holds checks as a JSON text "
+    "whose every value must be {passed, reason}, no number at all",
+    "NaN in a line that is not an object": "a JSONL line's text; a .db holds rows, not lines",
 }
 # the same rows, as a .db holds them (the JSONL case is about the text of a number)
 AS_ROWS: dict[str, tuple[list[dict[str, Any]], str]] = {

@@ -212,3 +212,27 @@ def test_chunks_are_whole_lines_whatever_the_size(tmp_path: Path) -> None:
         pieces = [bytes(p) for p in chunks(path, size)]
         assert b"".join(pieces) == data[3:], size
         assert all(p.endswith(b"\n") for p in pieces[:-1]), size
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+@pytest.mark.parametrize("chunk", CHUNKS)
+def test_an_imported_run_is_never_folded_a_contradiction_in_it_is_refused(
+    tmp_path: Path, fmt: str, chunk: int
+) -> None:
+    # every required field has its value, so the fast readers accept the rows; only the whole read
+    # sees that 'not_recorded' names a field the row records, which is a contradiction (rules of
+    # docs/ledger.md, "Imported runs"): folded, the run would have been scored
+    rows = [
+        {**base_row(f"t{t}", a, passed=(t + a) % 2 == 0, k=2), "not_recorded": "helper_calls"}
+        for t in range(3)
+        for a in range(2)
+    ]
+    path = tmp_path / f"imported.{fmt}"
+    if fmt == "csv":
+        path.write_text(_csv_text(rows))
+    else:
+        write_jsonl(path, rows)
+    with pytest.raises(LedgerError, match="contradiction: field 'helper_calls' has a value"):
+        read_ledger(path)
+    with pytest.raises(LedgerError, match="contradiction: field 'helper_calls' has a value"):
+        doc(stream(path, chunk))

@@ -16,7 +16,35 @@ __all__ = ["duplicates", "unfollowed"]
 
 
 def duplicates(conn: sqlite3.Connection, incoming: Ledger, source: str) -> list[Problem]:
+    """The incoming rows already stored, one line each; a run whose every incoming row (more
+    than one) is stored, the same run imported again, is one line naming it."""
+    stored = _stored(conn, incoming, source)
+    runs = incoming.text("run_id")
+    per_run: dict[str, int] = {}
+    for i in range(len(incoming)):
+        per_run[runs[i]] = per_run.get(runs[i], 0) + 1
+    again: dict[str, list[Problem]] = {}
+    for i, problem in stored:
+        again.setdefault(runs[i], []).append(problem)
     problems: list[Problem] = []
+    for run, found in again.items():
+        if len(found) == per_run[run] > 1:
+            problems.append(
+                Problem(
+                    0,
+                    f"run {run!r} is already in the ledger: all {len(found)} of its attempts "
+                    "here were stored before (rows are never overwritten; give it another run id "
+                    "to keep both)",
+                    source,
+                )
+            )
+        else:
+            problems += found
+    return problems
+
+
+def _stored(conn: sqlite3.Connection, incoming: Ledger, source: str) -> list[tuple[int, Problem]]:
+    problems: list[tuple[int, Problem]] = []
     runs, tasks = incoming.text("run_id"), incoming.text("task_id")
     index, retry = incoming.values["attempt_index"], retry_of(incoming)
     for i in range(len(incoming)):
@@ -28,11 +56,14 @@ def duplicates(conn: sqlite3.Connection, incoming: Ledger, source: str) -> list[
         if stored:
             again = f" retry {int(retry[i])}" if retry[i] else ""
             problems.append(
-                Problem(
-                    int(incoming.lines[i]),
-                    f"task {tasks[i]!r}: attempt {int(index[i])}{again} of run {runs[i]!r} is "
-                    "already in the ledger (rows are never overwritten)",
-                    source,
+                (
+                    i,
+                    Problem(
+                        int(incoming.lines[i]),
+                        f"task {tasks[i]!r}: attempt {int(index[i])}{again} of run {runs[i]!r} is "
+                        "already in the ledger (rows are never overwritten)",
+                        source,
+                    ),
                 )
             )
     return problems

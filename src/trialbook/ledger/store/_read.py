@@ -27,6 +27,7 @@ from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import DTYPE, Ledger, factorize, unrecorded
 from trialbook.ledger.store._records import stored_provenance
 from trialbook.ledger.store._schema import own_schema
+from trialbook.ledger.store._sql import quoted, type_doubts
 
 __all__ = ["read_attempts"]
 
@@ -64,18 +65,26 @@ def read_attempts(
     present = [r[1] for r in conn.execute("PRAGMA table_info(attempts)")]
     known = [f for f in FIELDS if f.name in present]
     others = [c for c in present if c not in FIELD_BY_NAME and c != "id"]
-    trusted = own_schema(conn, version)
+    # the table's CHECKs hold each value to its type, unless a writer turned them off
+    # (PRAGMA ignore_check_constraints): one SQL pass tells, else each value is checked here
+    trusted = (
+        own_schema(conn, version)
+        and not conn.execute(
+            f"SELECT 1 FROM attempts {where or 'WHERE 1'} AND ({type_doubts(set(present))}) LIMIT 1",
+            args,
+        ).fetchone()
+    )
     counts = conn.execute(
         "SELECT "
-        + ", ".join(f'count("{name}")' for name in [f.name for f in known] + others)
+        + ", ".join(f"count({quoted(name)})" for name in [f.name for f in known] + others)
         + f" FROM attempts {where}",
         args,
     ).fetchone()
     fetched = [f for f, n in zip(known, counts, strict=False) if n or f.required]
     unknown = [c for c, n in zip(others, counts[len(known) :], strict=True) if n]
     names = [f.name for f in fetched] + unknown
-    quoted = ", ".join(f'"{n}"' for n in names)
-    rows = conn.execute(f"SELECT id, {quoted} FROM attempts {where} ORDER BY id", args).fetchall()
+    listed = ", ".join(quoted(n) for n in names)
+    rows = conn.execute(f"SELECT id, {listed} FROM attempts {where} ORDER BY id", args).fetchall()
     by_column = list(zip(*rows, strict=True)) if rows else [()] * (len(names) + 1)
     del rows
     ids = np.array(by_column[0], dtype=np.int64)

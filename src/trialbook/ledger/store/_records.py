@@ -7,6 +7,7 @@ import math
 import sqlite3
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -15,6 +16,7 @@ from trialbook.ledger._table import Ledger
 
 __all__ = [
     "RUN_EVENTS",
+    "BadRecord",
     "RunRecord",
     "RunStatus",
     "now",
@@ -161,30 +163,94 @@ def record_from_rows(ledger: Ledger, run: str, origin: str) -> RunRecord:
     )
 
 
+class BadRecord(ValueError):
+    """A row of the runs table that does not hold what the store writes there (a ``.db`` another
+    hand wrote: its runs table has few CHECKs). The message names the run and the column."""
+
+
+_INTS = frozenset({"k_budget", "planned"})
+_FLOATS = frozenset({"timeout_s", "temperature"})
+_JSON = frozenset({"seeds", "source_files", "source_notes", "graders", "pass_env", "tasks"})
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, bytes):
+        return f"a blob of {len(value)} bytes"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _checked(run: str, name: str, value: object) -> object:
+    """The stored value of a runs column, held to what the store writes there."""
+    if value is None:
+        return None
+    if name in _INTS:
+        ok, expected = type(value) is int, "a whole number"
+    elif name in _FLOATS:
+        ok, expected = type(value) in (int, float), "a number"
+    else:
+        ok, expected = isinstance(value, str), "text"
+    if not ok:
+        raise BadRecord(
+            f"run {run!r}: column {name!r} of the runs table: expected {expected}, got "
+            f"{_shown(value)}"
+        )
+    if name not in _JSON:
+        return value
+    try:
+        decoded = json.loads(str(value))
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python's stack
+        decoded = None
+    items = decoded if isinstance(decoded, list) else None
+    if name == "seeds":
+        good = items is not None and all(type(v) is int for v in items)
+    elif name == "source_files":
+        good = items is not None and all(
+            isinstance(v, dict)
+            and isinstance(v.get("path"), str)
+            and isinstance(v.get("sha256"), str)
+            for v in items
+        )
+    else:
+        good = items is not None and all(isinstance(v, str) for v in items)
+    if not good:
+        raise BadRecord(
+            f"run {run!r}: column {name!r} of the runs table: expected the JSON list the store "
+            f"writes there, got {_shown(value)}"
+        )
+    return items
+
+
 def record_from_stored(data: dict[str, object]) -> RunRecord:
     """A run record from a row of the runs table (JSON columns decoded; columns an older schema
-    lacks are absent from ``data`` and take their defaults)."""
-    seeds = data.pop("seeds", None)
-    files = data.pop("source_files", None)
-    notes = data.pop("source_notes", None)
-    lists = {name: _json_tuple(data.pop(name, None)) for name in ("graders", "pass_env")}
-    tasks = data.pop("tasks", None)
+    lacks are absent from ``data`` and take their defaults). A value the store would not have
+    written there is :class:`BadRecord`, naming the run and the column."""
+    run = data.get("run_id")
+    if not isinstance(run, str) or not run:
+        raise BadRecord(f"column 'run_id' of the runs table: expected text, got {_shown(run)}")
+    data = {name: _checked(run, name, value) for name, value in data.items()}
+    if data.get("started_at") is None:
+        data.pop("started_at", None)
+    seeds = _items(data.pop("seeds", None))
+    files = _items(data.pop("source_files", None))
+    notes = _items(data.pop("source_notes", None))
+    tasks = _items(data.pop("tasks", None))
+    graders = _items(data.pop("graders", None))
+    pass_env = _items(data.pop("pass_env", None))
     return RunRecord(
         **data,  # type: ignore[arg-type]
-        **lists,  # type: ignore[arg-type]
-        tasks=None if tasks is None else tuple(json.loads(str(tasks))),
-        seeds=None if seeds is None else tuple(json.loads(str(seeds))),
-        source_files=tuple(
-            SourceFile(str(f["path"]), str(f["sha256"])) for f in json.loads(str(files))
-        )
-        if files
-        else (),
-        source_notes=tuple(json.loads(str(notes))) if notes else (),
+        graders=tuple(graders or ()),
+        pass_env=tuple(pass_env or ()),
+        tasks=None if tasks is None else tuple(tasks),
+        seeds=None if seeds is None else tuple(seeds),
+        source_files=tuple(SourceFile(str(f["path"]), str(f["sha256"])) for f in files or ()),
+        source_notes=tuple(notes or ()),
     )
 
 
-def _json_tuple(value: object) -> tuple[str, ...]:
-    return tuple(str(v) for v in json.loads(str(value))) if value else ()
+def _items(value: object) -> list[Any] | None:
+    """A JSON column as :func:`_checked` decoded it (a list, or None: not recorded)."""
+    return value if isinstance(value, list) else None
 
 
 def stored_provenance(conn: sqlite3.Connection) -> dict[str, Provenance]:

@@ -36,6 +36,8 @@ from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import Ledger
 from trialbook.ledger._tally import Known, RunTally, tally_ledger
 from trialbook.ledger.store._columns import DamagedColumns, covered, load_columns
+from trialbook.ledger.store._connection import read_method, reading
+from trialbook.ledger.store._digest import vouch_for
 from trialbook.ledger.store._queries import (
     before_first_pass,
     completions,
@@ -46,7 +48,6 @@ from trialbook.ledger.store._queries import (
     reruns,
     score_sums,
 )
-from trialbook.ledger.store._schema import own_schema
 from trialbook.ledger.store._sql import (
     PACKED,
     RUN_CONSTANT,
@@ -92,33 +93,37 @@ class StoreTallies:
         self.store = LedgerStore(path, readonly=True)
         self._path = str(self.store.path)
         try:
-            conn = self._conn = self.store.connection
-            version = self.store.schema_version
-            columns = {r[1]: r for r in conn.execute("PRAGMA table_info(attempts)")}
-            self._present = {f.name for f in FIELDS} & set(columns)
-            self._unknown = sorted(set(columns) - self._present - {"id"})
-            self._version = version
-            self._trusted: bool | None = None  # own_schema, asked only by the SQL tally
-            self._unique = unique_key(conn)
-            if conn.execute("SELECT 1 FROM attempts LIMIT 1").fetchone() is None:
-                raise LedgerError([Problem(0, "the ledger holds no attempts", self._path)])
-            # a row without its run: the whole file is read the precise way, which names it
-            self._orphans = (
-                conn.execute('SELECT 1 FROM attempts WHERE "run_id" IS NULL LIMIT 1').fetchone()
-                is not None
-            )
-        except sqlite3.DatabaseError as exc:
-            self.store.close()
-            raise LedgerError([Problem(0, f"cannot read the ledger: {exc}", self._path)]) from None
+            with reading(self.store.connection, self._path):
+                self._open()
         except BaseException:
             self.store.close()
             raise
         self._runs: tuple[str, ...] | None = None
         self._whole: Ledger | None = None
 
+    def _open(self) -> None:
+        conn = self._conn = self.store.connection
+        version = self.store.schema_version
+        columns = {r[1]: r for r in conn.execute("PRAGMA table_info(attempts)")}
+        self._present = {f.name for f in FIELDS} & set(columns)
+        self._unknown = sorted(set(columns) - self._present - {"id"})
+        self._version = version
+        self._unique = unique_key(conn)
+        if conn.execute("SELECT 1 FROM attempts LIMIT 1").fetchone() is None:
+            raise LedgerError([Problem(0, "the ledger holds no attempts", self._path)])
+        # a row without its run: the whole file is read the precise way, which names it
+        self._orphans = (
+            conn.execute('SELECT 1 FROM attempts WHERE "run_id" IS NULL LIMIT 1').fetchone()
+            is not None
+        )
+
     @property
     def source(self) -> str:
         return self._path
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        return self._conn
 
     def close(self) -> None:
         self.store.close()
@@ -131,6 +136,7 @@ class StoreTallies:
 
     # ------------------------------------------------------------------ runs
 
+    @read_method
     def run_ids(self) -> tuple[str, ...]:
         if self._orphans:
             return self._precise_whole().run_ids
@@ -146,11 +152,13 @@ class StoreTallies:
                 self._runs = tuple(str(r[0]) for r in rows)
         return self._runs
 
+    @read_method
     def has_run(self, run_id: str) -> bool:
         if self._orphans:
             return run_id in self._precise_whole().run_ids
         return self._one('SELECT 1 FROM attempts WHERE "run_id" = ? LIMIT 1', (run_id,)) is not None
 
+    @read_method
     def rows(self, run_id: str) -> Ledger:
         if self._orphans:
             return self._precise_whole().run(run_id)
@@ -186,10 +194,12 @@ class StoreTallies:
             )
         except DamagedColumns:  # a copy that is not its rows: the rows themselves are read
             return None
+        vouch_for(self._conn, ledger, self._present, run_id, self._path)
         return ledger
 
     # ------------------------------------------------------------------ tallies
 
+    @read_method
     def tally(
         self, run_id: str, *, drop_status: str | None = None, set_aside: Collection[str] = ()
     ) -> RunTally:
@@ -214,25 +224,19 @@ class StoreTallies:
             return tally
         try:
             return self._tally(run_id, drop_status, set_aside)
-        except (_Doubt, sqlite3.DatabaseError):
+        except (_Doubt, sqlite3.DatabaseError) as exc:
+            if getattr(self._conn, "clock", None) and self._conn.clock.fired:  # type: ignore[attr-defined]
+                raise exc from None  # stopped for taking too long: the precise read is longer
             return tally_ledger(
                 self._precise(run_id), run_id, drop_status=drop_status, set_aside=set_aside
             )
 
     def _precise(self, run_id: str) -> Ledger:
-        try:
-            return self.store.read(run_id)
-        except sqlite3.DatabaseError as exc:
-            raise LedgerError([Problem(0, f"cannot read the ledger: {exc}", self._path)]) from None
+        return self.store.read(run_id)  # its SQLite errors are one line (_connection.reading)
 
     def _precise_whole(self) -> Ledger:
         if self._whole is None:
-            try:
-                self._whole = self.store.read()
-            except sqlite3.DatabaseError as exc:
-                raise LedgerError(
-                    [Problem(0, f"cannot read the ledger: {exc}", self._path)]
-                ) from None
+            self._whole = self.store.read()
         return self._whole
 
     def _where(self, run_id: str) -> tuple[str, tuple[Any, ...]]:
@@ -395,11 +399,9 @@ class StoreTallies:
             return {}
         if not isinstance(first[0], int) or not 1 <= first[0] < 1 << WIDTH:
             raise _Doubt  # a budget of 4096 or more (or none) is read the precise way
-        # the row rules the schema's constraints do not hold (all of them in a table another tool
-        # made); asked only here: the kept columns never need it (27 ms of migrations in memory)
-        if self._trusted is None:
-            self._trusted = own_schema(self._conn, self._version)
-        doubts = [row_doubts(present, self._trusted)] + [
+        # the row rules the schema's constraints do not hold, and every row to its field's type and range too, even in a table of the store's own schema:
+        # PRAGMA ignore_check_constraints lets any writer past its CHECKs
+        doubts = [row_doubts(present, trusted=False)] + [
             f"{quoted(n)} IS NOT {literal(v)}"
             for n, v in zip(RUN_CONSTANT, first, strict=True)
             if n in present
@@ -485,7 +487,7 @@ class StoreTallies:
         """Rows meeting ``condition`` that record the optional field ``name``."""
         if name not in self._present:
             return 0
-        return int(self._one(f'SELECT count("{name}") FROM attempts WHERE {condition}', args))
+        return int(self._one(f"SELECT count({quoted(name)}) FROM attempts WHERE {condition}", args))
 
     def _all(self, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         return self._conn.execute(sql, args).fetchall()

@@ -18,6 +18,7 @@ __all__ = [
     "literal",
     "quoted",
     "row_doubts",
+    "type_doubts",
     "unique_key",
 ]
 
@@ -38,7 +39,9 @@ _OFFSET = f"[+-]{_D * 2}:{_D * 2}"
 
 
 def quoted(name: str) -> str:
-    return f'"{name}"'
+    """An SQL identifier, quoted: a ``"`` inside it doubled, so that a column name another tool
+    chose (``x", (SELECT ...) AS "y``) stays one name and is never spliced into the query."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _stamp_ok(col: str) -> str:
@@ -106,7 +109,7 @@ def row_doubts(present: set[str], trusted: bool) -> str:
         doubts.append(f'"protocol" IS NOT NULL AND "protocol" NOT IN ({known_protocols})')
     for name in ("started_at", "finished_at"):
         if name in present:
-            doubts.append(f'"{name}" IS NOT NULL AND coalesce({_stamp_ok(name)}, 0) = 0')
+            doubts.append(f"{quoted(name)} IS NOT NULL AND coalesce({_stamp_ok(name)}, 0) = 0")
     if {"started_at", "finished_at"} <= present:
         # an instant within a millisecond of the start is left to the precise check
         doubts.append('coalesce(julianday("finished_at") < julianday("started_at") + 1e-8, 0)')
@@ -119,6 +122,14 @@ def row_doubts(present: set[str], trusted: bool) -> str:
     if "lost" in present:  # a lost attempt is an infrastructure error (ledger._rules)
         doubts.append('"lost" IS 1 AND "status" IS NOT \'infra_error\'')
     return " OR ".join(f"coalesce({d}, 0)" for d in doubts)  # each is non-NULL when it flags
+
+
+def type_doubts(present: set[str]) -> str:
+    """SQL true (1) for a row holding a value its column's CHECK forbids (a type, a range, a
+    missing required value not named in ``not_recorded``): a writer that set
+    ``PRAGMA ignore_check_constraints`` may have stored one in a table of the store's own schema."""
+    doubts = [d for f in FIELDS if f.name in present for d in _type_doubts(f)]
+    return " OR ".join(f"coalesce({d}, 0)" for d in doubts)
 
 
 def _type_doubts(f: Field) -> list[str]:

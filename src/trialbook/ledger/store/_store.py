@@ -28,6 +28,7 @@ from trialbook.ledger._provenance import Completion, Provenance
 from trialbook.ledger._rows import ledger_from_rows, ledger_tuples
 from trialbook.ledger._table import Ledger
 from trialbook.ledger.store._columns import keep_columns
+from trialbook.ledger.store._connection import BUSY_TIMEOUT_MS, connect, reading
 from trialbook.ledger.store._keys import duplicates, unfollowed
 from trialbook.ledger.store._queries import (
     attempt_counts,
@@ -48,26 +49,16 @@ from trialbook.ledger.store._records import (
     run_values,
     stored_provenance,
 )
-from trialbook.ledger.store._schema import MIGRATIONS, SCHEMA_VERSION, statements
+from trialbook.ledger.store._schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    foreign_objects,
+    refusal,
+    statements,
+)
 from trialbook.ledger.store._writer import COLUMNS, INSERT, Prepared
 
 __all__ = ["BUSY_TIMEOUT_MS", "LedgerStore"]
-
-BUSY_TIMEOUT_MS = 60_000
-
-
-def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
-    if readonly:
-        uri = path.resolve().as_uri() + "?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-    else:
-        conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA foreign_keys = ON")
-    # In WAL mode NORMAL syncs at checkpoints, not at every commit: a commit survives the process
-    # being killed (the OS has it), and only a power cut can lose the last commits, never corrupt.
-    conn.execute("PRAGMA synchronous = NORMAL")
-    return conn
 
 
 class LedgerStore(RaceLog):
@@ -80,7 +71,7 @@ class LedgerStore(RaceLog):
         self._runs_seen: set[str] = set()
         self._budgets: dict[str, int] = {}
         try:
-            self._conn = _connect(self.path, readonly)
+            self._conn = connect(self.path, readonly)
             version = self._version()
             if version > SCHEMA_VERSION:
                 raise LedgerError(
@@ -97,6 +88,9 @@ class LedgerStore(RaceLog):
                 if version < 1:
                     raise LedgerError([Problem(0, "not a trialbook ledger", str(self.path))])
             else:
+                if found := foreign_objects(self._conn, version):
+                    self._conn.close()
+                    raise LedgerError([Problem(0, refusal(found, version), str(self.path))])
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._migrate()
             self.readonly = readonly
@@ -359,6 +353,10 @@ class LedgerStore(RaceLog):
     def runs(self, run_id: str | None = None) -> list[RunStatus]:
         """Every run (or the one ``run_id``) with its latest event and attempt counts, in order of
         creation."""
+        with reading(self._conn, str(self.path)):
+            return self._runs(run_id)
+
+    def _runs(self, run_id: str | None) -> list[RunStatus]:
         out: list[RunStatus] = []
         # a store of an older schema, read without migrating, lacks the newer run columns
         present = {r[1] for r in self._conn.execute("PRAGMA table_info(runs)")}
@@ -402,7 +400,8 @@ class LedgerStore(RaceLog):
 
     def provenance_of(self, run_id: str) -> Provenance | None:
         """Where an imported run came from (None: a run of our own, or not in the store)."""
-        return stored_provenance(self._conn).get(run_id)
+        with reading(self._conn, str(self.path)):
+            return stored_provenance(self._conn).get(run_id)
 
     def finished(self, run_id: str) -> set[tuple[str, int]]:
         """(task_id, attempt_index) of every attempt of the run that has a row (of any retry)."""
@@ -420,7 +419,8 @@ class LedgerStore(RaceLog):
     def pass_at_1(self, run_id: str) -> float | None:
         """Mean over the run's tasks of each task's pass rate (equal weight; a task with an
         oracle leak is left out); None without a row."""
-        return run_pass_at_1(self._conn, run_id)
+        with reading(self._conn, str(self.path)):
+            return run_pass_at_1(self._conn, run_id)
 
     def lost(self, run_id: str, *, every_infra: bool = False) -> list[tuple[str, int, int]]:
         """(task_id, attempt_index, retry) of the attempts whose row that counts (highest retry)
@@ -429,6 +429,10 @@ class LedgerStore(RaceLog):
         if self._version() < 9:
             return []
         which = "" if every_infra else " AND lost IS 1"
+        with reading(self._conn, str(self.path)):
+            return self._lost(run_id, which)
+
+    def _lost(self, run_id: str, which: str) -> list[tuple[str, int, int]]:
         return [
             (str(t), int(a), int(r))
             for t, a, r in self._conn.execute(
@@ -458,7 +462,10 @@ class LedgerStore(RaceLog):
         The precise read: every stored value becomes a Python value first, so that each problem
         is named as a JSONL file of the same rows would name it (``store/_read``).
         """
-        return read_attempts(self._conn, str(self.path), run_id, self.completion(), self._version())
+        with reading(self._conn, str(self.path)):
+            return read_attempts(
+                self._conn, str(self.path), run_id, self.completion(), self._version()
+            )
 
     def close(self) -> None:
         """Close the connection. A writer first folds the WAL journal into the main file, so that
