@@ -270,3 +270,14 @@ def test_equal_estimates_tie_even_when_their_last_bits_differ(tmp_path: Path) ->
     assert [s.run_id for s in board.systems][1:3] == ["beta", "gamma"]  # by run id within a tie
     assert by["beta"].frontier == "on"
     assert by["gamma"].frontier == "off"
+
+
+def test_a_run_id_with_a_colon_is_ranked_as_itself(tmp_path: Path) -> None:
+    # a run id is the ledger's text: "org:model:v2" or a URL is read as that run, never split
+    # as LEDGER:RUN at one of its colons
+    names = {"alpha": "org:alpha:v2", "beta": "https://e.example/beta"}
+    rows = _rows({"alpha": 0.7, "beta": 0.4}, tasks=20)
+    for r in rows:
+        r["run_id"] = names[r["run_id"]]
+    board = board_runs([_ledger(tmp_path, rows)], BoardOptions(resamples=1000))
+    assert {s.run_id for s in board.systems} == set(names.values())

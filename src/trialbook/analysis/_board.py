@@ -34,7 +34,7 @@ from trialbook.analysis._board_results import (
     Frontier,
     PairDecision,
 )
-from trialbook.analysis._compare_load import _load, _metric_values, _Run
+from trialbook.analysis._compare_load import _load_run, _metric_values, _Run
 from trialbook.analysis._estimate import MetricEstimate
 from trialbook.analysis._protocol import METRIC, independent
 from trialbook.analysis._score import ScoreOptions, score_tallies
@@ -184,11 +184,6 @@ def _cost_of(side: _Side) -> tuple[NDArray[np.float64] | None, str | None]:
     return np.asarray(total[pos], dtype=np.float64), None
 
 
-def _given(ledger: Ledger) -> Callable[[Path], Ledger]:
-    """A reader that hands back the ledger already read (each file is read once)."""
-    return lambda _: ledger
-
-
 def _decision(test: PairedTest, adjusted: float, alpha: float) -> PairDecision:
     if not test.decidable:
         return "not enough tasks to decide"
@@ -322,7 +317,7 @@ def board_runs(
     found = _runs_of(ledgers, runs, reader)
     loaded: list[_Run] = []
     for source, rid, ledger in found:
-        run = _load(f"{source}:{rid}", _given(ledger))
+        run = _load_run(ledger, rid, f"{source}:{rid}")
         if not independent(run.protocol):
             raise ArgumentError(
                 f"run {rid!r} is a {run.protocol} run: a board ranks runs of independent attempts "

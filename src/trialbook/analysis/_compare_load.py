@@ -70,7 +70,12 @@ class _Run:
 def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
     path, run = _split_spec(spec)
     ledger = read(path)
-    run_id = _pick_run(ledger, run, spec)
+    return _load_run(ledger, _pick_run(ledger, run, spec), spec)
+
+
+def _load_run(ledger: Ledger, run_id: str, spec: str) -> _Run:
+    """Run ``run_id`` of ``ledger`` as compare reads it (``spec`` names it in messages): a run
+    id may hold a ``:``, so a caller that already knows the run passes it, not a spec to split."""
     run_rows = ledger.run(run_id)
     # a task with any leaked attempt is quarantined whole, as in score
     leaked = run_rows.where(run_rows.column("oracle_leak")).distinct("task_id")
