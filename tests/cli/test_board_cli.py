@@ -96,12 +96,19 @@ def test_hostile_names_reach_no_terminal_markdown_or_page_as_markup(tmp_path: Pa
     assert code == 0
     assert "\x1b" not in md
     assert "<img" not in md
-    assert "EVIL\\|&lt;img" in md  # a table cell stays one cell; the tag is text
+    assert "\\x1b[2J" not in md  # shown as its escape, a reference in markdown
+    assert "&#92;x1b&#91;2J" in md
+    assert "EVIL&#124;&lt;img" in md  # a table cell stays one cell; the tag is text
+    assert "&#36;&#92;frac{1}{&#36;" in md  # no GitHub math
     code, page, _ = _board(str(path), "--format", "html")
     assert code == 0
     assert "<img" not in page
     assert "\x1b" not in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "\\x1b[2J\\x1b[31mEVIL|&lt;img" in page  # the escape shown, the tag text
+    # the figures draw the name as written: no mathtext there, so no backslash put before "$"
+    assert "EVIL|&lt;img src=x onerror=alert(1)&gt;$\\frac{1}{$" in page
+    assert "\\$" not in page
 
 
 @pytest.mark.parametrize(
@@ -143,3 +150,4 @@ def test_help_names_the_json_and_every_option(tmp_path: Path) -> None:
     assert result.exit_code == 0
     for word in ("trialbook.board/1", "--metric", "--cost", "--alpha", "--run", "--board"):
         assert word in result.output
+

@@ -9,7 +9,12 @@ from typing import TYPE_CHECKING
 import click
 
 from trialbook.analysis import INTERVAL_METHODS, IntervalOptions
-from trialbook.cli._options import format_option, source_option, user_errors
+from trialbook.cli._console import echo, show
+from trialbook.cli._options import (
+    format_option,
+    source_option,
+    user_errors,
+)
 
 if TYPE_CHECKING:
     from trialbook.ledger import Ledger
@@ -126,12 +131,10 @@ def board(
         read=read,
     )
     if fmt == "json":
-        click.echo(render.to_json(render.board_to_dict(result)))
+        echo(render.to_json(render.board_to_dict(result)))
     elif fmt == "markdown":
-        click.echo(render.board_markdown(result), nl=False)
+        echo(render.board_markdown(result), nl=False)
     elif fmt == "html":
-        click.echo(render.board_html(result), nl=False)
+        echo(render.board_html(result), nl=False)
     else:
-        from trialbook.cli._console import console
-
-        console().print(render.board_table(result))
+        show(render.board_table(result))

@@ -1,13 +1,13 @@
 """Render a Board (JSON contract ``trialbook.board/1``, terminal, markdown). No statistics here.
 
-Run ids and system names come from ledgers, that is from whoever wrote them: every one is shown
-through :func:`shown`, which replaces control characters (an escape sequence would restyle or
-move the terminal), and markdown escapes what GitHub would read as markup.
+Run ids, system names and notes come from ledgers, that is from whoever wrote them: every one is
+shown through :func:`shown`, which is :func:`trialbook.report.printable` (an escape sequence
+would restyle or move the terminal; it is shown as ``\\x1b``), and markdown passes it through
+:func:`trialbook.report._mdtext.md_text`, so GitHub reads none of it as markup.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict
 from typing import Any
 
@@ -16,13 +16,14 @@ from rich.text import Text
 
 from trialbook.analysis import Board, BoardSystem
 from trialbook.report._json import json_safe
+from trialbook.report._printable import printable
+from trialbook.report._rich import Phrases
 from trialbook.report._rich import table as titled_table
 from trialbook.report._views import md_text, pct
 
 __all__ = ["BOARD_SCHEMA", "board_markdown", "board_table", "board_to_dict", "shown"]
 
 BOARD_SCHEMA = "trialbook.board/1"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 FRONTIER_WORDS = {
     "on": "frontier",
     "off": "off",
@@ -33,10 +34,11 @@ FRONTIER_WORDS = {
 
 
 def shown(text: str | None, missing: str = "not recorded") -> str:
-    """Text from a ledger, safe for a terminal: control characters become U+FFFD."""
+    """Text from a ledger, safe for a terminal: :func:`trialbook.report.printable` (every
+    character a terminal acts on shown as a visible escape, on one line)."""
     if text is None:
         return missing
-    return _CONTROL.sub("\ufffd", text)
+    return printable(text)
 
 
 def _system_dict(s: BoardSystem) -> dict[str, Any]:
@@ -187,8 +189,8 @@ def _how(b: Board) -> str:
 
 def board_table(b: Board) -> Group:
     """A rich renderable for the terminal: the leaders first, then the table (80 columns)."""
-    parts: list[Any] = [Text(leaders_line(b), style="bold")]
-    parts += [Text(f"NOTE: {shown(n)}", style="yellow") for n in b.notes]
+    parts: list[Any] = [Phrases(leaders_line(b), style="bold")]
+    parts += [Phrases(f"NOTE: {shown(n)}", style="yellow") for n in b.notes]
     costed = len(b.no_cost) < len(b.systems)  # no cost anywhere: no cost columns
     table = titled_table()
     table.add_column("rank", justify="right", no_wrap=True)
@@ -203,8 +205,8 @@ def board_table(b: Board) -> Group:
             cells += [Text(_cost(s)), FRONTIER_WORDS[s.frontier]]
         table.add_row(*cells, style="bold" if s.leader else None)
     parts += [Text(""), table, Text("")]
-    parts += [Text(line) for line in _frontier_lines(b)]
-    parts.append(Text(_how(b), style="dim"))
+    parts += [Phrases(line) for line in _frontier_lines(b)]
+    parts.append(Phrases(_how(b), style="dim"))
     return Group(*parts)
 
 

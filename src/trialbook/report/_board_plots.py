@@ -1,8 +1,9 @@
 """The board's figures as SVG text: the cost-accuracy scatter and the rank intervals.
 
 Drawn as :mod:`trialbook.report._plots` draws (its figure context, its Okabe-Ito colours, every
-series told apart by marker as well as colour). Names come from ledgers: matplotlib would read a
-``$`` as the start of mathematical text, so it is escaped. No statistic is computed here.
+series told apart by marker as well as colour). Names come from ledgers: they are drawn printable,
+and the figure context reads no mathematical text (``text.parse_math`` off), so a ``$`` or a
+backslash in a name is drawn as written. No statistic is computed here.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ _MARKS = {
 
 
 def label(text: str) -> str:
-    """A name as matplotlib text: control characters replaced, ``$`` not mathematical text."""
-    return shown(text).replace("\\", "\\\\").replace("$", r"\$")
+    """A name as matplotlib text: printable; drawn as written (no mathtext in the figures)."""
+    return shown(text)
 
 
 def scatter_svg(board: Board, name: str) -> str:
