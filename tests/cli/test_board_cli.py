@@ -151,3 +151,24 @@ def test_help_names_the_json_and_every_option(tmp_path: Path) -> None:
     for word in ("trialbook.board/1", "--metric", "--cost", "--alpha", "--run", "--board"):
         assert word in result.output
 
+
+def test_reward_picks_the_harbor_key_as_score_does(tmp_path: Path) -> None:
+    # two copies of a Harbor job whose verifier records two reward keys: without --reward the
+    # board refuses (never guessed), with it each system's estimate is score's with that key
+    import shutil
+
+    job = Path(__file__).parents[1] / "importers" / "data" / "harbor" / "scripted-multikey"
+    for name in ("a", "b"):
+        shutil.copytree(job, tmp_path / name)
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    code, out, err = _board(a, b)
+    assert code == 2
+    assert "several reward keys" in err
+    assert "--reward" in err
+    for key in ("correctness", "style"):
+        code, out, _ = _board(a, b, "--reward", key, "--format", "json")
+        assert code == 0
+        scored = CliRunner().invoke(main, ["score", a, "--reward", key, "--format", "json"])
+        (run,) = json.loads(scored.stdout)["runs"]
+        doc = json.loads(out)
+        assert [s["estimate"] for s in doc["systems"]] == [run["metrics"]["pass@1"]["estimate"]] * 2

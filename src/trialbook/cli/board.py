@@ -12,6 +12,7 @@ from trialbook.analysis import INTERVAL_METHODS, IntervalOptions
 from trialbook.cli._console import echo, show
 from trialbook.cli._options import (
     format_option,
+    reward_option,
     source_option,
     user_errors,
 )
@@ -75,6 +76,7 @@ _DEFAULTS = IntervalOptions()
     help="Rank runs on different dataset_ids over the tasks they all share (said first).",
 )
 @source_option
+@reward_option
 @click.option(
     "--board",
     "leaderboard",
@@ -94,6 +96,7 @@ def board(
     method: str,
     allow_different_suites: bool,
     source: str | None,
+    reward: str | None,
     leaderboard: str | None,
     fmt: str,
 ) -> None:
@@ -114,7 +117,7 @@ def board(
     from trialbook.importers import ImportOptions, read_source
 
     def read(path: Path) -> Ledger:
-        return read_source([path], source, ImportOptions(board=leaderboard))
+        return read_source([path], source, ImportOptions(board=leaderboard, reward=reward))
 
     result = board_runs(
         list(ledger),
