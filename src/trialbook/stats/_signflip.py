@@ -44,7 +44,11 @@ __all__ = ["EXACT_UP_TO", "PairedTest", "mcnemar_interval", "mcnemar_mid_p", "pa
 
 EXACT_UP_TO = 16
 """Tasks up to which every sign pattern is enumerated (2^16 = 65,536); above, random patterns."""
-_TOLERANCE = 1e-12  # ties in floating point: a flipped mean equal to the observed one counts
+# ties in floating point: a flipped mean equal to the observed one counts. The band is relative to
+# the observed mean and to the mean |difference| (the scale of a flipped mean's rounding), so that
+# an observed mean of 0, held as 0 or as a few 1e-18, still ties with the patterns whose flipped
+# mean is 0: its own rounding is no smaller than theirs
+_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -289,12 +293,14 @@ def _mid_p(
     number of patterns behind it."""
     flipped, share = _pattern_means(d, resamples, seed, exact)
     total = flipped.size + (0 if exact else 1)
+    slack = _TOLERANCE * float(np.abs(d).mean())
 
     def p_at(delta: float) -> float:  # mid-p: ties with the observed mean count half
         observed = abs(estimate - delta)
         stat = np.abs(flipped - delta * share)
-        beyond = int((stat > observed * (1 + _TOLERANCE)).sum())
-        ties = int((stat >= observed * (1 - _TOLERANCE)).sum()) - beyond + (0 if exact else 1)
+        beyond = int((stat > observed * (1 + _TOLERANCE) + slack).sum())
+        reached = int((stat >= observed * (1 - _TOLERANCE) - slack).sum())
+        ties = reached - beyond + (0 if exact else 1)
         return float((beyond + 0.5 * ties) / total)
 
     return p_at, total
