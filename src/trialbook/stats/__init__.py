@@ -49,9 +49,11 @@ from trialbook.stats._sequential import (
 )
 from trialbook.stats._signflip import (
     EXACT_UP_TO,
+    PairedPValues,
     PairedTest,
     mcnemar_interval,
     mcnemar_mid_p,
+    paired_p_values,
     paired_test,
 )
 from trialbook.stats._variance import VarianceComponents, variance_components
@@ -71,6 +73,7 @@ __all__ = [
     "EffortSummary",
     "McNemarResult",
     "PairedDifference",
+    "PairedPValues",
     "PairedSequence",
     "PairedTest",
     "PassKStep",
@@ -95,6 +98,7 @@ __all__ = [
     "newcombe_paired_ci",
     "paired_cost_bootstrap",
     "paired_difference",
+    "paired_p_values",
     "paired_test",
     "pareto_front",
     "pass_at_k",
