@@ -4,8 +4,10 @@
 pass rate between 20% and 80%, a cost per attempt). Timed, alternating, REPEATS times each:
 ``score_ledger`` of the 50 runs (score's defaults) and ``board_runs`` of the same ledger (its
 defaults: pass@1, cost per task, 10,000 resamples). The board scores every run too (its metric is
-score's), then tests every one of the 1,225 pairs with compare's paired test and draws the cost
-bootstrap; the ratio says what that costs. Goal: ratio <= 5. Medians printed as JSON.
+score's), then tests the 1,225 pairs with compare's paired test, all at once
+(trialbook.stats.paired_p_values: one set of sign patterns for every pair, more drawn only for
+the pairs near the level), and draws the cost bootstrap; the ratio says what that costs. Goal:
+ratio <= 5. Medians printed as JSON.
 
     python benchmarks/bench_board.py [--systems 50] [--tasks 500] [--attempts 3] [--repeats 3]
 """

@@ -20,7 +20,13 @@ from trialbook.analysis._options import INTERVAL_METHODS, IntervalMethod, Interv
 
 if TYPE_CHECKING:
     from trialbook.analysis._board import board_runs
-    from trialbook.analysis._board_results import Board, BoardOptions, BoardPair, BoardSystem
+    from trialbook.analysis._board_results import (
+        Board,
+        BoardMcNemar,
+        BoardOptions,
+        BoardPair,
+        BoardSystem,
+    )
     from trialbook.analysis._budget import (
         BudgetReport,
         BudgetRow,
@@ -75,6 +81,7 @@ __all__ = [
     "AcrossRuns",
     "AttemptOutcome",
     "Board",
+    "BoardMcNemar",
     "BoardOptions",
     "BoardPair",
     "BoardSystem",
@@ -125,7 +132,9 @@ __all__ = [
 # Loaded on first use (PEP 562): the command line reads IntervalOptions' defaults for --help
 # without paying for numpy and scipy.
 _LAZY = {
-    **dict.fromkeys(("Board", "BoardOptions", "BoardPair", "BoardSystem"), "_board_results"),
+    **dict.fromkeys(
+        ("Board", "BoardMcNemar", "BoardOptions", "BoardPair", "BoardSystem"), "_board_results"
+    ),
     "board_runs": "_board",
     **dict.fromkeys(
         ("BudgetReport", "BudgetRow", "RunBudget", "budget_file", "budget_replay"), "_budget"

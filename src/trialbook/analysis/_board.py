@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from trialbook.analysis._board_results import (
     Board,
+    BoardMcNemar,
     BoardOptions,
     BoardPair,
     BoardSystem,
@@ -41,12 +42,11 @@ from trialbook.analysis._score import ScoreOptions, score_tallies
 from trialbook.errors import ArgumentError
 from trialbook.ledger import Ledger, TallyOfLedger, read_ledger
 from trialbook.stats import (
-    McNemarResult,
-    PairedTest,
+    PairedPValues,
     holm,
     mcnemar_exact,
     paired_cost_bootstrap,
-    paired_test,
+    paired_p_values,
     pareto_front,
     rank_intervals,
 )
@@ -184,74 +184,87 @@ def _cost_of(side: _Side) -> tuple[NDArray[np.float64] | None, str | None]:
     return np.asarray(total[pos], dtype=np.float64), None
 
 
-def _decision(test: PairedTest, adjusted: float, alpha: float) -> PairDecision:
-    if not test.decidable:
+def _decision(tests: PairedPValues, j: int, adjusted: float, alpha: float) -> PairDecision:
+    if not tests.decidable[j]:
         return "not enough tasks to decide"
     if adjusted < alpha:
-        return "a better" if test.estimate > 0 else "b better"
+        return "a better" if tests.estimate[j] > 0 else "b better"
     return "no detectable difference"
+
+
+def _tables(
+    sides: list[_Side], first: NDArray[np.intp], second: NDArray[np.intp], tests: PairedPValues
+) -> list[BoardMcNemar | None]:
+    """Each pair's 2x2 table of first attempts, when every run has one attempt per task."""
+    if not all(bool((s.run.n[s.index] == 1).all()) for s in sides):
+        return [None] * first.size
+    passed = np.column_stack([s.run.first[s.index] for s in sides]).astype(np.int64)
+    both = passed.T @ passed  # [i, j]: tasks i and j both passed
+    alone = passed.T @ (1 - passed)  # [i, j]: tasks i passed and j did not
+    neither = (1 - passed).T @ (1 - passed)
+    exact: dict[tuple[int, int], float] = {}
+    tables: list[BoardMcNemar | None] = []
+    for pos, (i, j) in enumerate(zip(first.tolist(), second.tolist(), strict=True)):
+        only_a, only_b = int(alone[i, j]), int(alone[j, i])
+        if (only_b, only_a) not in exact:
+            exact[(only_b, only_a)] = mcnemar_exact(only_b, only_a)
+        tables.append(
+            BoardMcNemar(
+                both=int(both[i, j]),
+                only_baseline=only_b,
+                only_candidate=only_a,
+                neither=int(neither[i, j]),
+                p_value=float(tests.p_value[pos]),
+                exact_p_value=exact[(only_b, only_a)],
+            )
+        )
+    return tables
 
 
 def _test_pairs(
     sides: list[_Side], values: list[NDArray[np.float64]], options: BoardOptions
 ) -> tuple[list[BoardPair], NDArray[np.bool_], str]:
-    """Every pair (a ranked above b) by compare's paired test, Holm-adjusted; the decisions as
-    better[i, j] (i decided better than j); what the test was, in words."""
+    """Every pair (a ranked above b) by compare's paired test, all at once, Holm-adjusted; the
+    decisions as better[i, j] (i decided better than j); what the test was, in words."""
     n = len(sides)
-    tests: list[tuple[int, int, PairedTest]] = []
-    for i in range(n):
-        for j in range(i + 1, n):
-            # compare's call: candidate (a) minus baseline (b), its level, resamples and seed
-            test = paired_test(
-                values[i] - values[j],
-                confidence=options.confidence,
-                resamples=options.resamples,
-                seed=options.seed,
-            )
-            tests.append((i, j, test))
-    adjusted = holm([t.p_value for _, _, t in tests])
+    first, second = np.triu_indices(n, k=1)  # (0, 1), (0, 2), ..., (1, 2), ...: board order
+    stacked = np.column_stack(values)
+    # compare's call for each pair: candidate (a) minus baseline (b), its level, resamples and
+    # seed; the p-values are paired_test's of each column (trialbook.stats.paired_p_values)
+    tests = paired_p_values(
+        stacked[:, first] - stacked[:, second],
+        confidence=options.confidence,
+        resamples=options.resamples,
+        seed=options.seed,
+    )
+    adjusted = holm(tests.p_value)
     better = np.zeros((n, n), dtype=bool)
     pairs: list[BoardPair] = []
-    single = all(bool((s.run.n[s.index] == 1).all()) for s in sides)
-    for (i, j, test), p_adj in zip(tests, adjusted.tolist(), strict=True):
-        decision = _decision(test, p_adj, options.alpha)
+    tables = _tables(sides, first, second, tests)
+    words = [tests.method(j) for j in range(first.size)]
+    for pos, (i, j) in enumerate(zip(first.tolist(), second.tolist(), strict=True)):
+        p_adj = float(adjusted[pos])
+        decision = _decision(tests, pos, p_adj, options.alpha)
         if decision == "a better":
             better[i, j] = True
         elif decision == "b better":
             better[j, i] = True
-        mcn = None
-        if single:
-            fa = sides[i].run.first[sides[i].index]
-            fb = sides[j].run.first[sides[j].index]
-            only_a, only_b = int((fa & ~fb).sum()), int((~fa & fb).sum())
-            mcn = McNemarResult(
-                both=int((fa & fb).sum()),
-                only_baseline=only_b,
-                only_candidate=only_a,
-                neither=int((~fa & ~fb).sum()),
-                p_value=test.p_value,
-                difference=test.estimate,
-                ci_low=test.ci_low,
-                ci_high=test.ci_high,
-                exact_p_value=mcnemar_exact(only_b, only_a),
-            )
+        se = float(tests.p_value_mc_se[pos])
         pairs.append(
             BoardPair(
                 a=sides[i].run.run_id,
                 b=sides[j].run.run_id,
-                difference=test.estimate,
-                ci_low=test.ci_low,
-                ci_high=test.ci_high,
-                p_value=test.p_value,
+                difference=float(tests.estimate[pos]),
+                p_value=float(tests.p_value[pos]),
                 p_adjusted=p_adj,
                 decision=decision,
-                mcnemar=mcn,
-                method=test.method,
-                p_value_mc_se=test.p_value_mc_se,
+                mcnemar=tables[pos],
+                method=words[pos],
+                p_value_mc_se=None if np.isnan(se) else se,
             )
         )
     # near the level the test draws more patterns, so the pairs' words can differ: the most common
-    common = Counter(t.method for _, _, t in tests).most_common(1)[0][0]
+    common = Counter(words).most_common(1)[0][0]
     return pairs, better, common
 
 
@@ -317,7 +330,7 @@ def board_runs(
     found = _runs_of(ledgers, runs, reader)
     loaded: list[_Run] = []
     for source, rid, ledger in found:
-        run = _load_run(ledger, rid, f"{source}:{rid}")
+        run = _load_run(ledger, rid, f"{source}:{rid}", earlier=False)
         if not independent(run.protocol):
             raise ArgumentError(
                 f"run {rid!r} is a {run.protocol} run: a board ranks runs of independent attempts "

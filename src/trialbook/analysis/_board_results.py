@@ -9,10 +9,10 @@ from trialbook.analysis._estimate import MetricEstimate
 from trialbook.analysis._options import IntervalOptions
 from trialbook.analysis._protocol import METRIC
 from trialbook.errors import ArgumentError
-from trialbook.stats import McNemarResult
 
 __all__ = [
     "Board",
+    "BoardMcNemar",
     "BoardOptions",
     "BoardPair",
     "BoardSystem",
@@ -104,6 +104,25 @@ class BoardSystem:
 
 
 @dataclass(frozen=True)
+class BoardMcNemar:
+    """A pair's 2x2 table of single attempts, a as the candidate and b as the baseline (as
+    ``trialbook compare B A`` prints it)."""
+
+    both: int
+    """Tasks both passed."""
+    only_baseline: int
+    """Tasks only b passed."""
+    only_candidate: int
+    """Tasks only a passed."""
+    neither: int
+    """Tasks neither passed."""
+    p_value: float
+    """The mid-p McNemar p-value: the pair's own."""
+    exact_p_value: float
+    """The exact conditional p-value (McNemar 1947), for reference: not what decides."""
+
+
+@dataclass(frozen=True)
 class BoardPair:
     """One pair of systems, a ranked above (or level with) b, by compare's paired test."""
 
@@ -112,18 +131,15 @@ class BoardPair:
     b: str
     """The other run."""
     difference: float
-    """Metric of a minus metric of b over the shared tasks."""
-    ci_low: float
-    """Lower end of the interval that inverts the test (unadjusted level)."""
-    ci_high: float
-    """Upper end."""
+    """Metric of a minus metric of b over the shared tasks (no interval: a board decides pairs by
+    their adjusted p-values, and compare draws a pair's interval)."""
     p_value: float
     """The paired test's p-value: ``trialbook compare B A``'s."""
     p_adjusted: float
     """Holm-adjusted over all pairs."""
     decision: PairDecision
     """At alpha on the adjusted p-value."""
-    mcnemar: McNemarResult | None
+    mcnemar: BoardMcNemar | None
     """The 2x2 table (a as the candidate: only_candidate is only a) with single attempts."""
     method: str = ""
     """What the pair's test was, in words (random patterns: how many were drawn)."""

@@ -83,8 +83,6 @@ def board_to_dict(b: Board) -> dict[str, Any]:
                 "a": p.a,
                 "b": p.b,
                 "difference": p.difference,
-                "ci_low": p.ci_low,
-                "ci_high": p.ci_high,
                 "p_value": p.p_value,
                 "p_value_mc_se": p.p_value_mc_se,
                 "p_adjusted": p.p_adjusted,
