@@ -2,8 +2,10 @@
 per-instance details, ``--board`` picks the leaderboard) and a Terminal-Bench leaderboard folder
 (one run per submission), each read by ``board`` directly.
 
-The SWE-bench file here is made by hand to the layout docs/importers.md states (no copy of the
-site's file is kept); every expected figure is worked out in the test from what it wrote.
+The SWE-bench files here are made by hand: ``data/swe-bench-site/leaderboards.json`` mirrors the
+structure of the site's file at commit f1176b6 of SWE-bench/swe-bench.github.io (its README says
+what it keeps; no value of the real file is copied), and ``_site`` writes others in the test. Every
+expected figure is worked out in the test from what the file holds.
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ from trialbook.errors import ArgumentError, LedgerError
 from trialbook.importers import ImportOptions, read_source
 
 INSTANCES = [f"repo__repo-{i}" for i in range(40)]
+SITE = Path(__file__).parent / "data" / "swe-bench-site" / "leaderboards.json"
+ALPHA, BETA, GAMMA = (
+    "20250101_mini-v1.0.0_alpha",
+    "20250102_mini-v1.0.0_beta",
+    "20241101_mini-v0.0.0_gamma",
+)
 
 
 def _submission(folder: str, solved: set[int], price: float | None, **extra: Any) -> dict[str, Any]:
@@ -74,7 +82,7 @@ def test_each_submission_with_details_is_one_run_of_its_leaderboard(tmp_path: Pa
     notes = " ".join(ledger.source_of("20250101_strong").notes)  # type: ignore[union-attr]
     assert "1 submission(s) of leaderboard 'Verified' list no per-instance details" in notes
     mean_calls = sum(10 + i % 7 for i in range(40)) / 40
-    assert f"mean {mean_calls:.1f}" in notes
+    assert f"mean {mean_calls:.4g}" in notes
 
 
 def test_the_board_must_be_named_when_the_file_holds_several(tmp_path: Path) -> None:
@@ -138,3 +146,68 @@ def test_a_terminal_bench_leaderboard_folder_is_one_run_per_submission() -> None
     }
     assert {rid: s.metric.estimate for rid, s in by.items()} == pytest.approx(expected, abs=1e-12)
     assert all(s.tasks == 80 and s.attempts == 400 for s in board.systems)
+
+
+def _notes(ledger: Any, run: str) -> str:
+    return " | ".join(ledger.source_of(run).notes)
+
+
+def test_the_site_files_structure_is_read_leaderboard_by_leaderboard() -> None:
+    site = json.loads(SITE.read_text())
+    verified = read_source([SITE], None, ImportOptions(board="Verified"))  # detected
+    assert set(verified.run_ids) == {ALPHA, BETA, GAMMA}  # zeta's details are null: not read
+    bash = read_source([SITE], "swe-bench", ImportOptions(board="bash-only"))
+    assert set(bash.run_ids) == {ALPHA, BETA}
+    # the same folder on two leaderboards, named as each names it
+    assert verified.run(ALPHA).first("system") == "mini-SWE-agent + Model Alpha (2025-01-01)"
+    assert bash.run(ALPHA).first("system") == "Model Alpha (2025-01-01)"
+    (board,) = [b for b in site["leaderboards"] if b["name"] == "Verified"]
+    (alpha,) = [r for r in board["results"] if r["folder"] == ALPHA]
+    rows = verified.run(ALPHA)
+    details = alpha["per_instance_details"]
+    assert sorted(rows.column("task_id").tolist()) == sorted(details)
+    for iid, one in details.items():
+        row = rows.where(rows.column("task_id") == iid)
+        assert bool(row.column("passed")[0]) is one["resolved"]
+        assert float(row.column("cost")[0]) == one["cost"]
+    assert "1 submission(s) of leaderboard 'Verified' list no per-instance details" in _notes(
+        verified, ALPHA
+    )
+    with pytest.raises(ArgumentError, match=r"holds 4 leaderboards \('bash-only', 'Test', "):
+        read_source([SITE], "swe-bench")
+    with pytest.raises(ArgumentError, match="leaderboard 'Lite' has no submission with per_inst"):
+        read_source([SITE], "swe-bench", ImportOptions(board="lite"))
+
+
+def test_the_pages_own_figures_are_checked_against_its_instances() -> None:
+    ledger = read_source([SITE], "swe-bench", ImportOptions(board="Verified"))
+    # alpha: the page's 75.0%, $4.00 in all, $0.50 and 9.75 calls per instance are its 8
+    # instances' (6 resolved; costs summed; api_calls' mean)
+    alpha = _notes(ledger, ALPHA)
+    assert "the leaderboard's 75% resolved is its instances' 6/8" in alpha
+    assert "the leaderboard's cost, $4.00 in all ($0.5000 per instance), is its instances'" in alpha
+    assert "api_calls (model calls) recorded for 8 instances, mean 9.75 (the leaderboard's" in alpha
+    # gamma: the page says 62.5% and $3.00 ($0.375 per instance); its instances give 1 of 8
+    # resolved and $0.50 on each
+    gamma = _notes(ledger, GAMMA)
+    assert (
+        "the leaderboard reports 62.5% resolved, but its per-instance details give 1/8 = 12.5%: "
+        "the instances are scored" in gamma
+    )
+    assert (
+        "the leaderboard reports a cost of $3.00 in all ($0.3750 per instance), but its "
+        "instances' costs give $4.00 ($0.5000 per instance): the instances' are used" in gamma
+    )
+
+
+def test_board_ranks_the_site_files_leaderboard_on_its_instances() -> None:
+    result = CliRunner().invoke(
+        main, ["board", str(SITE), "--board", "verified", "--format", "json", "--resamples", "500"]
+    )
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    systems = {s["run_id"]: s for s in doc["systems"]}
+    assert [s["run_id"] for s in doc["systems"]] == [ALPHA, BETA, GAMMA]
+    assert [systems[r]["estimate"] for r in (ALPHA, BETA, GAMMA)] == [6 / 8, 4 / 8, 1 / 8]
+    # cost per task: the instances' mean, which the page states as instance_cost for alpha, beta
+    assert [systems[r]["cost"]["estimate"] for r in (ALPHA, BETA, GAMMA)] == [0.5, 0.25, 0.5]

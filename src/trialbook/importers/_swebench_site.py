@@ -1,24 +1,31 @@
 """SWE-bench's leaderboard file: ``data/leaderboards.json`` of the swe-bench.github.io repository.
 
-The file holds several leaderboards (``Verified``, ``bash-only``, ``Lite``, ...), each a list of
-submissions::
+The file holds several leaderboards (at commit f1176b6 of SWE-bench/swe-bench.github.io,
+2025-12-10: ``bash-only``, ``Test``, ``Verified``, ``Lite``, ``Multimodal``; the site's code at
+HEAD also names ``multilingual``), each a list of submissions::
 
     {"leaderboards": [{"name": "Verified", "results": [
-        {"name": "...", "folder": "20250802_mini-v1.0.0_claude-4-opus-20250514", "date": "...",
-         "resolved": 67.6,
-         "per_instance_details": {"astropy__astropy-12907": {"resolved": true, "cost": 0.41,
-                                                             "api_calls": 37}, ...}}, ...]}]}
+        {"name": "...", "folder": "20250802_mini-v1.0.0_claude-4-opus-20250514",
+         "date": "...", "resolved": 67.6, "cost": 565.64, "instance_cost": 1.13,
+         "instance_calls": 31.1, "tags": [...], "warning": null, ...,
+         "per_instance_details": {"astropy__astropy-12907": {"api_calls": 37, "cost": 0.41,
+                                                             "resolved": true}, ...}}, ...]}]}
 
-Each submission with ``per_instance_details`` is one run (its ``folder`` the run id, its ``name``
-the system), one attempt per instance: ``resolved`` decides passed, ``cost`` is the attempt's cost
-(absent or null: not measured). ``api_calls`` (model calls) has no ledger field: its mean is said in
-a note. Submissions without per-instance details are not read, and a note counts them. The
-layout above is the one this project's documentation states for the file (docs/importers.md); no
-copy of the file is kept here, and the tests read small files made to it.
+Each submission with ``per_instance_details`` (an object; absent or null on most) is one run (its
+``folder`` the run id, its ``name`` the system), one attempt per instance: ``resolved`` decides
+passed, ``cost`` is the attempt's cost (absent or null: not measured). ``api_calls`` (model calls)
+has no ledger field: its mean is said in a note. The page's own figures of the submission
+(``resolved`` in percent, ``cost`` in all, ``instance_cost`` and ``instance_calls`` per instance)
+are set beside what its instances give, in notes: the instances are scored, and where the page
+says otherwise the note says so (at f1176b6 three submissions' ``resolved`` differ from their
+instances', one by 42.6 points). Submissions without per-instance details are not read, and a note
+counts them. Checked against the file at f1176b6; the tests read a small file made by hand to its
+structure (tests/importers/data/swe-bench-site).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -57,6 +64,60 @@ def _pick(path: Path, boards: list[Any], wanted: str | None) -> Mapping[str, Any
     raise ArgumentError(
         f"{path}: no leaderboard {wanted!r} (leaderboards: {names})", argument="board"
     )
+
+
+def _same(page: float, ours: float) -> bool:
+    """The page's figure is ours, to its own rounding (it prints percents to 2 decimals)."""
+    return math.isclose(page, ours, rel_tol=1e-6, abs_tol=0.005)
+
+
+def _page_notes(
+    rec: Record, rows: list[dict[str, object]], calls: list[int], reported: float | None
+) -> list[str]:
+    """The submission's own figures (``resolved`` in percent, ``cost`` in all, ``instance_cost``
+    and ``instance_calls`` per instance) beside what its instances give: the instances are what
+    is scored, and a page figure they do not give is said."""
+    n = len(rows)
+    notes: list[str] = []
+    solved = sum(bool(r["passed"]) for r in rows)
+    if reported is not None:
+        if _same(reported, 100 * solved / n):
+            notes.append(f"the leaderboard's {reported:g}% resolved is its instances' {solved}/{n}")
+        else:
+            notes.append(
+                f"the leaderboard reports {reported:g}% resolved, but its per-instance details give "
+                f"{solved}/{n} = {100 * solved / n:.4g}%: the instances are scored"
+            )
+    costs = [float(c) for r in rows if isinstance(c := r.get("cost"), int | float)]
+    if len(costs) < n:
+        notes.append(f"cost recorded for {len(costs)} of {n} instances (the rest: not measured)")
+    total, each = rec.number("cost", required=False), rec.number("instance_cost", required=False)
+    if len(costs) == n and (total is not None or each is not None):
+        page_total = total if total is not None else (each or 0.0) * n
+        ours = sum(costs)
+        said = f"${page_total:,.2f} in all (${page_total / n:.4f} per instance)"
+        if _same(page_total, ours) and (each is None or _same(each, ours / n)):
+            notes.append(f"the leaderboard's cost, {said}, is its instances'")
+        else:
+            notes.append(
+                f"the leaderboard reports a cost of {said}, but its instances' costs give "
+                f"${ours:,.2f} (${ours / n:.4f} per instance): the instances' are used"
+            )
+    if calls:
+        mean = sum(calls) / len(calls)
+        page = rec.number("instance_calls", required=False)
+        which = (
+            ""
+            if page is None
+            else " (the leaderboard's instance_calls)"
+            if _same(page, mean)
+            else f" (the leaderboard reports {page:g})"
+        )
+        notes.append(
+            f"api_calls (model calls) recorded for {len(calls)} instances, mean {mean:.4g}{which}: "
+            "no ledger field holds them"
+        )
+    return notes
 
 
 def site_runs(path: Path, doc: Mapping[str, Any], options: ImportOptions) -> list[ImportedRun]:
@@ -109,23 +170,7 @@ def site_runs(path: Path, doc: Mapping[str, Any], options: ImportOptions) -> lis
         if not rows:
             rec.problem("per_instance_details lists no instance", "per_instance_details")
             continue
-        notes = [_UNRECORDED]
-        priced = sum("cost" in r for r in rows)
-        if priced < len(rows):
-            notes.append(
-                f"cost recorded for {priced} of {len(rows)} instances (the rest: not measured)"
-            )
-        if calls:
-            notes.append(
-                f"api_calls (model calls) recorded for {len(calls)} instances, mean "
-                f"{sum(calls) / len(calls):.1f}: no ledger field holds them"
-            )
-        if reported is not None:
-            solved = sum(bool(r["passed"]) for r in rows)
-            notes.append(
-                f"the leaderboard reports {reported:g}% resolved; its instances give "
-                f"{solved}/{len(rows)} = {100 * solved / len(rows):.4g}% (the instances are scored)"
-            )
+        notes = [_UNRECORDED, *_page_notes(rec, rows, calls, reported)]
         runs.append(
             ImportedRun(
                 run_id=run_id,
