@@ -74,7 +74,7 @@ def test_a_metric_beyond_some_tasks_attempts_names_those_tasks(tmp_path: Path) -
     a = write_jsonl(tmp_path / "a.jsonl", rows)
     with pytest.raises(
         InsufficientAttemptsError,
-        match=r"pass@4: k=4 exceeds the attempts of 2 task\(s\): 'short' \(n=3\)",
+        match=r"pass@4: k=4 exceeds the attempts of 2 task\(s\): 'long' \(n=3\), 'short' \(n=3\)",
     ):
         compare_runs(str(a), str(a), CompareOptions(metric="pass@4"))
 

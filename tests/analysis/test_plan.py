@@ -147,7 +147,8 @@ def test_the_spending_sentence_follows_the_variance_numbers(
     args += ["--between-var", str(between), "--within-var", str(within)]
     out = CliRunner().invoke(main, args)
     assert out.exit_code == 0, out.output
-    (line,) = [x for x in out.output.splitlines() if x.startswith("adding tasks")]
+    flat = " ".join(out.output.split())  # the sentence wraps at 80 columns
+    line = flat[flat.index("adding tasks") : flat.index("assumes:")]
     se_tasks = math.sqrt(between / (2 * t) + within / (2 * t * r))
     se_attempts = math.sqrt(between / t + within / (t * 2 * r))
     assert f"(SE {100 * se_tasks:.2f} against {100 * se_attempts:.2f} pp)" in line

@@ -132,7 +132,7 @@ def test_the_printed_resume_command_works_when_pasted(outside_tmp: Path) -> None
     first = next(x for x in done.stderr.splitlines() if x.startswith("["))
     done_before = int(first[1:].split("/")[0]) - 1
     assert done_before >= 1
-    assert f"passed {done_before + 1} " in first
+    assert f"· {done_before + 1} passed," in first
 
 
 def test_runs_lists_status_attempts_of_planned_and_pass_at_1(

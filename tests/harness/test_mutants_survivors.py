@@ -20,7 +20,8 @@ import pytest
 from tests.conftest import make_suite
 from tests.harness.test_run import alive_with, unique_run_id, unique_seconds
 from trialbook.harness import RunOptions, _sweep, run_suite
-from trialbook.harness._process import Outcome, not_started
+from trialbook.harness._preflight import start_program
+from trialbook.harness._sandbox import start_check
 from trialbook.harness._sweep import TOKEN_VAR, find_processes, process_stat, sweep
 from trialbook.harness._verdict import read_verdict
 from trialbook.ledger import ledger_rows, read_ledger
@@ -81,23 +82,16 @@ def test_a_timed_out_attempt_graded_and_failed_is_timed_out_not_failed(tmp_path:
 # ---------------------------------------------------------------- a grader that cannot start
 
 
-def _exit(code: int) -> Outcome:
-    return Outcome(exit_code=code, elapsed_s=0.1, timed_out=False, cancelled=False, left_behind=0)
-
-
 def test_a_missing_grader_named_by_absolute_path_is_the_harnesss_not_the_agents() -> None:
-    # the agent cannot touch a path outside its workspace: a grader at /opt/... that is missing is
-    # a set-up problem (infra error); a relative one is a file of the workspace the agent may
-    # have removed (the agent's fail)
-    line = "/bin/sh: 1: /opt/suite-tools/grade: not found"
-    assert not_started(_exit(127), line, workspace_is_agents=True) == line
-    assert (
-        not_started(_exit(127), "/bin/sh: 1: ./grade.sh: not found", workspace_is_agents=True)
-        is None
-    )
-    # the agent's command: any name the shell could not start is the harness's observation
-    assert not_started(_exit(127), "/bin/sh: 1: ./grade.sh: not found") is not None
-    assert not_started(_exit(1), line, workspace_is_agents=True) is None
+    # the agent cannot touch a path outside its workspace: a grader at /opt/... is the harness's to
+    # check before it runs (a missing one is an infra error); a relative one is a file of the
+    # workspace the agent may have removed (its failure, so not checked)
+    grader = "/opt/suite-tools/grade --strict"
+    assert start_program(grader, in_workspace_is_agents=True) == "/opt/suite-tools/grade"
+    assert start_program("./grade.sh", in_workspace_is_agents=True) is None
+    # the agent's command: any program it names is checked before it runs
+    assert start_program("./grade.sh", in_workspace_is_agents=False) == "./grade.sh"
+    assert "not found" in start_check("/opt/suite-tools/grade")
 
 
 # ---------------------------------------------------------------- the sweep

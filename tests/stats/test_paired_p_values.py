@@ -161,3 +161,14 @@ def test_numpys_own_draws_give_the_same_p_values(monkeypatch: pytest.MonkeyPatch
     slow = paired_p_values(d, resamples=3000, seed=5)
     assert np.array_equal(quick.p_value, slow.p_value)
     assert np.array_equal(quick.resamples, slow.resamples)
+
+
+def test_the_order_of_the_tasks_changes_nothing() -> None:
+    # a ledger lists tasks in the order their attempts finished: each column is taken sorted, as
+    # paired_test takes its vector
+    rng = np.random.default_rng(8)
+    d = rng.integers(-3, 4, size=(30, 6)) / 3
+    first = paired_p_values(d, resamples=2000)
+    again = paired_p_values(d[rng.permutation(30)], resamples=2000)
+    assert np.array_equal(first.p_value, again.p_value)
+    assert np.array_equal(first.estimate, again.estimate)

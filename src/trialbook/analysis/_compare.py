@@ -262,7 +262,12 @@ def compare_runs(
         warnings.append(f"{n0} differs ({sorted(a.meta[n0])} vs {sorted(b.meta[n0])})")
 
     pos_b = {label: i for i, label in enumerate(b.task_ids)}
-    pairs = [(i, pos_b[label]) for i, label in enumerate(a.task_ids) if label in pos_b]
+    # in task-id order, not the order the baseline's attempts finished in: every figure and list
+    # is then the same whatever order the ledger's rows came in
+    pairs = sorted(
+        ((i, pos_b[label]) for i, label in enumerate(a.task_ids) if label in pos_b),
+        key=lambda pair: a.task_ids[pair[0]],
+    )
     if not pairs:
         raise ArgumentError("the runs share no task: nothing to compare")
     ia = np.array([p[0] for p in pairs], dtype=np.intp)

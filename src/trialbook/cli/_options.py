@@ -206,7 +206,8 @@ def source_options(fn: F) -> F:
             ),
             click.option(
                 "--scorer",
-                help="Inspect: the scorer whose value decides passed, when the log has several.",
+                help="Inspect: the scorer whose value decides passed, when the log has several (for a "
+                "scorer whose value is a dict, the key, e.g. correct).",
             ),
         )
     ):

@@ -84,7 +84,7 @@ def score(
     """Score LEDGER: pass@k and pass^k per run, with task-bootstrap intervals and companion figures.
 
     LEDGER is a SQLite ledger (.db) or a .jsonl / .csv file, or another harness's result files
-    read directly (--source, or detected where the format is unambiguous: an Inspect .eval log, a
+    read directly (--source, or detected where the format is unambiguous: an Inspect .eval or .json log, a
     tau-bench results list, tau2-bench results, a Terminal-Bench results.json, a SWE-bench
     report, a Harbor job folder). Every row is
     validated first; a ledger with any problem prints one line per problem (file, line, task,

@@ -252,6 +252,9 @@ def paired_test(
         raise ArgumentError(
             "differences must be a non-empty 1-D array of finite numbers", argument="differences"
         )
+    # random sign patterns meet the tasks in their order, and a ledger lists tasks in the order
+    # their attempts finished: sorted, the result depends on the differences alone
+    d = np.sort(d)
     alpha = _level(confidence)
     t = int(d.size)
     test = _p_values(d[None, :], alpha, resamples, seed)
@@ -337,7 +340,9 @@ def paired_p_values(
     drawn again ten and then a hundred times as many for the columns whose p-value lies within
     three Monte Carlo standard errors of the level. The patterns depend only on the number of
     tasks, the count and the seed, so they are drawn once for every column and the flipped means
-    of all columns are one matrix product per block of patterns; no interval is computed.
+    of all columns are one matrix product per block of patterns; no interval is computed. Each
+    column is sorted first, as paired_test sorts its differences: the order of the tasks (the
+    rows) changes nothing.
     """
     _check(confidence, resamples, seed)
     d = np.asarray(differences, dtype=np.float64)
@@ -346,7 +351,9 @@ def paired_p_values(
             "differences must be a non-empty 2-D array (tasks x comparisons) of finite numbers",
             argument="differences",
         )
-    return _p_values(np.ascontiguousarray(d.T), _level(confidence), resamples, seed)
+    # each comparison's differences sorted, as paired_test sorts its vector (random sign patterns
+    # meet the tasks in their order): one C-ordered row per comparison
+    return _p_values(np.sort(d.T, axis=1), _level(confidence), resamples, seed)
 
 
 def _p_values(rows: NDArray[np.float64], alpha: float, resamples: int, seed: int) -> PairedPValues:
