@@ -172,3 +172,8 @@ def test_the_order_of_the_tasks_changes_nothing() -> None:
     again = paired_p_values(d[rng.permutation(30)], resamples=2000)
     assert np.array_equal(first.p_value, again.p_value)
     assert np.array_equal(first.estimate, again.estimate)
+
+
+def test_the_level_given_is_the_level_kept() -> None:
+    for confidence in (0.95, 0.9, 0.99, 0.8):
+        assert paired_p_values(np.ones((3, 1)), confidence=confidence).confidence == confidence

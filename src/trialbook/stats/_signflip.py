@@ -257,7 +257,7 @@ def paired_test(
     d = np.sort(d)
     alpha = _level(confidence)
     t = int(d.size)
-    test = _p_values(d[None, :], alpha, resamples, seed)
+    test = _p_values(d[None, :], confidence, resamples, seed)
     p0, informative, decidable = (
         float(test.p_value[0]),
         int(test.informative[0]),
@@ -353,12 +353,15 @@ def paired_p_values(
         )
     # each comparison's differences sorted, as paired_test sorts its vector (random sign patterns
     # meet the tasks in their order): one C-ordered row per comparison
-    return _p_values(np.sort(d.T, axis=1), _level(confidence), resamples, seed)
+    return _p_values(np.sort(d.T, axis=1), confidence, resamples, seed)
 
 
-def _p_values(rows: NDArray[np.float64], alpha: float, resamples: int, seed: int) -> PairedPValues:
+def _p_values(
+    rows: NDArray[np.float64], confidence: float, resamples: int, seed: int
+) -> PairedPValues:
     """:func:`paired_p_values` of ``rows`` (comparisons x tasks, C order: each comparison's
     differences contiguous, as paired_test holds its one vector)."""
+    alpha = _level(confidence)
     count, t = rows.shape
     informative = np.count_nonzero(rows, axis=1).astype(np.int64)
     decidable = (informative >= 1) & (2.0 ** (-informative.astype(np.float64)) < alpha)
@@ -403,7 +406,7 @@ def _p_values(rows: NDArray[np.float64], alpha: float, resamples: int, seed: int
         decidable=decidable,
         exact=single | np.bool_(exact),
         mcnemar=single,
-        confidence=round(1 - alpha, 12),
+        confidence=confidence,
         tasks=t,
         seed=seed,
     )
