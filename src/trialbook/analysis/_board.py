@@ -39,6 +39,7 @@ from trialbook.analysis._compare_load import _load_run, _metric_values, _Run
 from trialbook.analysis._estimate import MetricEstimate
 from trialbook.analysis._protocol import METRIC, independent
 from trialbook.analysis._score import ScoreOptions, score_tallies
+from trialbook.background import Background
 from trialbook.errors import ArgumentError
 from trialbook.ledger import Ledger, TallyOfLedger, read_ledger
 from trialbook.stats import (
@@ -363,10 +364,13 @@ def board_runs(
     values = [_values(s, options.metric) for s in sides]
     n = len(sides)
 
-    pairs, better, test_method = _test_pairs(sides, values, options)
-    ranks = rank_intervals(estimates, better)
-
-    cost, cost_low, cost_high, cheaper, why = _costs(sides, options, notes)
+    # the cost bootstrap and the pairs' tests are numpy's work, without the interpreter's lock:
+    # the bootstrap draws on a second thread while the pairs are tested (as score's does)
+    costing = Background(_costs, sides, options, notes)
+    with costing.first():
+        pairs, better, test_method = _test_pairs(sides, values, options)
+        ranks = rank_intervals(estimates, better)
+    cost, cost_low, cost_high, cheaper, why = costing.result()
     front = pareto_front(estimates, np.array([float(f"{c:.12g}") for c in cost.tolist()]))
     dominates = better & cheaper  # [j, i]: j decided better and significantly cheaper than i
     off_axis = [s.run.run_id for s, c in zip(sides, cost.tolist(), strict=True) if np.isnan(c)]
