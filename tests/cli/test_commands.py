@@ -45,6 +45,7 @@ def _format(*command: str) -> click.Option:
     [
         (("score",), ["table", "json", "markdown", "html"], "table"),
         (("compare",), ["table", "json", "markdown", "html"], "table"),
+        (("board",), ["table", "json", "markdown", "html"], "table"),
         (("plan",), ["text", "json"], "text"),
         (("passk",), ["text", "json"], "text"),
         (("suite", "freeze"), ["table", "json"], "table"),
@@ -137,6 +138,7 @@ def test_the_command_line_has_exactly_the_documented_commands() -> None:
         "budget",
         "report",
         "compare",
+        "board",
         "plan",
         "passk",
         "suite",

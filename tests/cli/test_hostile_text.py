@@ -269,8 +269,73 @@ def test_run_and_race_print_hostile_ids_printable(tmp_path: Path) -> None:
     assert_printable(out)
 
 
+# HTML, markdown and GitHub syntax a board's system name could carry into a page or a comment
+PAGE_HOSTILE = "<img src=x onerror=alert(1)>|`@admin #1 :skull: $\\frac{1}{$ [x](https://e.example)"
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json", "html"])
+def test_board_prints_hostile_text_printable(two: tuple[Path, Path], fmt: str) -> None:
+    # two runs of hostile ids and tasks; the candidate's system name holds page markup too
+    a, b = two
+    rows = [json.loads(line) for line in b.read_text().splitlines()]
+    system = f"sys{MARKUP}{HOSTILE[4]}{PAGE_HOSTILE}"
+    b = write_jsonl(b, [r | {"system": system, "cost": 0.5} for r in rows])
+    a = write_jsonl(a, [json.loads(line) | {"cost": 1.0} for line in a.read_text().splitlines()])
+    code, out = invoke("board", str(a), str(b), "--format", fmt, "--resamples", "500")
+    assert code == 0, out
+    assert_printable(out)
+    if fmt in ("table", "html"):
+        assert "\\x1b]8;;https://evil.example/" in out  # the run id, shown as its escapes
+    if fmt == "table":
+        assert "[bold red]red[/]" not in out  # the system is in no terminal cell, the run id is
+        assert max(len(line) for line in out.splitlines()) <= 80
+    if fmt == "json":
+        doc = json.loads(out)  # the same values, escaped the JSON way
+        assert {s["system"] for s in doc["systems"]} == {f"sys{MARKUP}{HOSTILE[4]}", system}
+        assert {s["run_id"] for s in doc["systems"]} == {
+            f"{run}{HOSTILE[0]}{HOSTILE[1]}" for run in ("base", "cand")
+        }
+    if fmt == "markdown":
+        for raw in ("<img", "`@", "@admin", " #1", " :skull:", "$\\frac", "[x](", "https://e."):
+            assert raw not in out, raw
+        assert "&lt;img src=x onerror=alert(1)&gt;&#124;&#96;@&#8203;admin" in out
+    if fmt == "html":
+        assert "<img" not in out
+        assert "&lt;img src=x onerror=alert(1)&gt;|`@admin" in out
+        assert "[bold red]red[/]" in out  # rich markup is text in a page
+
+
+def test_the_command_line_prints_only_through_echo_and_show() -> None:
+    """No command module prints by itself (click.echo, click.secho, print, a console's print):
+    only trialbook.cli._console's echo and show make text printable first. The demo prints its
+    own banner and lines with rich markup, and passes every ledger text through printable."""
+    import ast
+
+    import trialbook.cli
+
+    exempt = {"_console.py", "demo.py"}
+    found = []
+    for path in sorted(Path(trialbook.cli.__file__).parent.glob("*.py")):
+        if path.name in exempt:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            name = (
+                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            )
+            owner = (
+                f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else ""
+            )
+            if name == "print" or (owner == "click" and name in ("echo", "secho")):
+                found.append(f"{path.name}:{node.lineno}")
+    assert not found, found
+
+
 # every command, and where this file feeds it hostile text
 COVERED = {
+    "board": "test_board_prints_hostile_text_printable",
     "score": "test_score_prints_hostile_text_printable",
     "compare": "test_compare_and_budget_print_hostile_text_printable",
     "budget": "test_compare_and_budget_print_hostile_text_printable",

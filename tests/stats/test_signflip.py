@@ -154,6 +154,37 @@ def test_the_monte_carlo_error_is_reported_and_none_when_exact() -> None:
     assert paired_test(np.array([0.5, -1 / 3, 1.0])).p_value_mc_se is None
 
 
+def _integer_mid_p(thirds: np.ndarray, resamples: int, seed: int) -> float:
+    """The random-pattern mid-p in whole numbers (first principles, no rounding anywhere): the
+    differences as counts of thirds, the patterns drawn as paired_test documents them
+    (default_rng(seed).integers(0, 2, (resamples, T), int8), one block for T = 60), beyond the
+    observed |sum| whole, equal to it half, the observed pattern counted among them."""
+    signs = np.random.default_rng(seed).integers(0, 2, size=(resamples, thirds.size), dtype=np.int8)
+    flipped = np.abs((signs.astype(np.int64) * 2 - 1) @ thirds)
+    observed = abs(int(thirds.sum()))
+    beyond, ties = int((flipped > observed).sum()), int((flipped == observed).sum()) + 1
+    return (beyond + 0.5 * ties) / (resamples + 1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_zero_mean_difference_counts_its_zero_patterns_as_ties(seed: int) -> None:
+    # pass@1 of 3 attempts on 60 tasks, two runs with the same passes on other tasks: the mean
+    # difference is 0, but its float is 0 or a few 1e-18, and so are the flipped means that are
+    # 0; a tolerance relative to the observed mean alone counted those as beyond it or below it
+    # by their rounding (p 0.993 or 0.952 where the mid-p is 0.967)
+    from trialbook.stats import pass_k_matrix
+
+    rng = np.random.default_rng(seed)
+    passes = rng.integers(0, 4, size=60)
+    other = rng.permutation(passes)
+    n = np.full(60, 3)
+    d = pass_k_matrix(n, passes, [1])[0][:, 0] - pass_k_matrix(n, other, [1])[0][:, 0]
+    # paired_test meets the patterns with the differences sorted: the thirds in that order
+    thirds = (passes - other)[np.argsort(d)]
+    assert int(thirds.sum()) == 0
+    assert paired_test(d, seed=seed).p_value == _integer_mid_p(thirds, 10_000, seed)
+
+
 def test_the_order_the_tasks_came_in_changes_nothing() -> None:
     # a ledger lists tasks in the order their attempts finished, which parallel workers change
     # from run to run: the same differences in another order must give the same p and interval

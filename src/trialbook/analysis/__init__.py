@@ -1,7 +1,8 @@
 """Analysis: a validated Ledger (or a ledger path) plus one options object in, frozen results out.
 
 Each module is one question asked of a ledger: ``_score`` (the scorecard of each run), ``_compare``
-(is the candidate better than the baseline, task by task), ``_plan`` (how many tasks and attempts a
+(is the candidate better than the baseline, task by task), ``_board`` (many systems ranked with
+joint intervals, on the cost-accuracy frontier), ``_plan`` (how many tasks and attempts a
 design needs), ``_budget`` (coverage and cost per per-task budget), ``_selection`` (pool coverage
 against what a selector delivered), ``_checks`` (the grader's named checks: per-check rates and how
 they moved), ``_faults`` (fault-injection and regression-set cases, in their
@@ -18,6 +19,14 @@ from typing import TYPE_CHECKING, Any
 from trialbook.analysis._options import INTERVAL_METHODS, IntervalMethod, IntervalOptions
 
 if TYPE_CHECKING:
+    from trialbook.analysis._board import board_runs
+    from trialbook.analysis._board_results import (
+        Board,
+        BoardMcNemar,
+        BoardOptions,
+        BoardPair,
+        BoardSystem,
+    )
     from trialbook.analysis._budget import (
         BudgetReport,
         BudgetRow,
@@ -71,6 +80,11 @@ __all__ = [
     "STOP_REASONS",
     "AcrossRuns",
     "AttemptOutcome",
+    "Board",
+    "BoardMcNemar",
+    "BoardOptions",
+    "BoardPair",
+    "BoardSystem",
     "BudgetReport",
     "BudgetRow",
     "CheckMove",
@@ -101,6 +115,7 @@ __all__ = [
     "TaskDifference",
     "TaskOutcomes",
     "TaskScore",
+    "board_runs",
     "budget_file",
     "budget_replay",
     "build_report",
@@ -117,6 +132,10 @@ __all__ = [
 # Loaded on first use (PEP 562): the command line reads IntervalOptions' defaults for --help
 # without paying for numpy and scipy.
 _LAZY = {
+    **dict.fromkeys(
+        ("Board", "BoardMcNemar", "BoardOptions", "BoardPair", "BoardSystem"), "_board_results"
+    ),
+    "board_runs": "_board",
     **dict.fromkeys(
         ("BudgetReport", "BudgetRow", "RunBudget", "budget_file", "budget_replay"), "_budget"
     ),

@@ -70,7 +70,14 @@ class _Run:
 def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
     path, run = _split_spec(spec)
     ledger = read(path)
-    run_id = _pick_run(ledger, run, spec)
+    return _load_run(ledger, _pick_run(ledger, run, spec), spec)
+
+
+def _load_run(ledger: Ledger, run_id: str, spec: str, *, earlier: bool = True) -> _Run:
+    """Run ``run_id`` of ``ledger`` as compare reads it (``spec`` names it in messages): a run
+    id may hold a ``:``, so a caller that already knows the run passes it, not a spec to split.
+    ``earlier``: count the other runs of its system on its suite (compare says so; a board,
+    whose every run is a system, does not ask)."""
     run_rows = ledger.run(run_id)
     # a task with any leaked attempt is quarantined whole, as in score
     leaked = run_rows.where(run_rows.column("oracle_leak")).distinct("task_id")
@@ -95,13 +102,13 @@ def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
     }
     # runs of the same system on the same suite in this ledger, other than this one; a run that
     # records no system cannot be matched to others (unknown is not "the same")
-    earlier = 0
+    count = 0
     system = rows.first("system")
-    if system is not None:
+    if earlier and system is not None:
         same = (ledger.column("system") == system) & (
             ledger.column("dataset_id") == rows.first("dataset_id")
         )
-        earlier = len(set(ledger.where(same).run_ids) - {run_id})
+        count = len(set(ledger.where(same).run_ids) - {run_id})
     protocol = rows.first("protocol")
     protocol = protocol if isinstance(protocol, str) else None
     rank, delivered = protocol_columns(rows, groups, protocol, f"{spec}: run {run_id!r}")
@@ -116,7 +123,7 @@ def _load(spec: str, read: Callable[[Path], Ledger]) -> _Run:
         first=groups.first_passed,
         strata=list(groups.stratum),
         meta=meta,
-        earlier=earlier,
+        earlier=count,
         incomplete=completion.label if (completion := ledger.completion_of(run_id)) else "",
         fault_tasks=int(faulty.sum()),
         rows=rows,

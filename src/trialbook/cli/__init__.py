@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from trialbook.cli.board import board
 from trialbook.cli.budget import budget
 from trialbook.cli.compare import compare
 from trialbook.cli.demo import demo
@@ -44,6 +45,7 @@ def main() -> None:
 for _command in (
     score,
     compare,
+    board,
     budget,
     report,
     plan,

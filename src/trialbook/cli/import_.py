@@ -39,6 +39,12 @@ SOURCES = (*IMPORT_SOURCES, "jsonl", "csv")
     "rows record (this fills rows that record none).",
 )
 @click.option(
+    "--board",
+    "leaderboard",
+    metavar="NAME",
+    help="swe-bench: the leaderboard of a leaderboards.json file to read (Verified, bash-only, ...).",
+)
+@click.option(
     "--max-source-mib",
     type=click.IntRange(min=1),
     default=64,  # importers.MAX_SOURCE_BYTES (not imported here: the CLI starts without numpy)
@@ -58,6 +64,7 @@ def import_(
     as_attempts: str | None,
     scorer: str | None,
     protocol: str | None,
+    leaderboard: str | None,
     reward: str | None,
     max_source_mib: int,
 ) -> None:
@@ -82,6 +89,7 @@ def import_(
             ("--system", system),
             ("--as-attempts", as_attempts),
             ("--scorer", scorer),
+            ("--board", leaderboard),
             ("--reward", reward),
         ):
             if value is not None:
@@ -117,6 +125,7 @@ def import_(
             as_attempts=as_attempts,
             scorer=scorer,
             protocol=protocol,
+            board=leaderboard,
             reward=reward,
         )
         ledgers = [read_source(list(paths), source, options)]

@@ -57,6 +57,9 @@ class ImportOptions:
     (from each run's recorded start)."""
     scorer: str | None = None
     """Which scorer's value decides ``passed`` when the source has several."""
+    board: str | None = None
+    """SWE-bench ``leaderboards.json``: the leaderboard to read (``Verified``, ``bash-only``, ...);
+    None reads the file's only one, and a file of several asks for it."""
     reward: str | None = None
     """Harbor: which reward key decides ``passed`` when the verifier records several."""
     max_bytes: int = MAX_SOURCE_BYTES

@@ -8,7 +8,8 @@ finished) and, where the report has it, ``infra_failure_ids``. One attempt per i
 infrastructure error; every other instance fails, and the errors, empty patches and unfinished
 instances are each counted in a note. The leaderboard's per-instance format (``per_instance_details``
 of swe-bench.github.io's leaderboards, one object per system with ``resolved_ids`` and
-``unresolved_ids`` and ``n_instances``) is one run per system. Neither records a time limit, a
+``unresolved_ids`` and ``n_instances``) is one run per system; the site's ``leaderboards.json``
+(``_swebench_site``) one run per submission with per-instance details. None records a time limit, a
 duration, whether the agent timed out, helper calls or oracle leaks: not recorded.
 """
 
@@ -30,6 +31,7 @@ from trialbook.importers._common import (
     raise_problems,
     source_file,
 )
+from trialbook.importers._swebench_site import is_site_file, site_runs
 
 __all__ = ["SWE_BENCH", "SweBench"]
 
@@ -55,12 +57,12 @@ class SweBench:
 
     def detect(self, path: Path) -> bool:
         """A .json object naming ``resolved_ids`` with ``total_instances`` (a run report) or
-        ``n_instances`` (the leaderboard's per-instance lists)."""
+        ``n_instances`` (the leaderboard's per-instance lists), or ``leaderboards`` (the site's
+        leaderboard file)."""
         text = head(path)
-        return (
-            text.lstrip().startswith("{")
-            and '"resolved_ids"' in text
-            and ('"total_instances"' in text or '"n_instances"' in text)
+        return text.lstrip().startswith("{") and (
+            ('"resolved_ids"' in text and ('"total_instances"' in text or '"n_instances"' in text))
+            or '"leaderboards"' in text
         )
 
     def read(self, paths: Sequence[Path], options: ImportOptions) -> Iterator[ImportedRun]:
@@ -69,7 +71,10 @@ class SweBench:
         runs: list[ImportedRun] = []
         for path in files:
             doc = load_json(path, options.max_bytes)
-            if isinstance(doc, Mapping) and "total_instances" in doc:
+            if is_site_file(doc):
+                assert isinstance(doc, Mapping)
+                runs.extend(site_runs(path, doc, options))
+            elif isinstance(doc, Mapping) and "total_instances" in doc:
                 runs.append(_report(path, doc, options))
             elif (
                 isinstance(doc, Mapping)

@@ -11,7 +11,9 @@ the harness's own ``accuracy`` (resolved trials / all trials) and ``pass_at_k``;
 
 Several one-attempt runs given together (the leaderboard's five-run submissions) are pooled as the
 attempts of one run: attempt index from the order the files are given (``as_attempts="files"``) or
-from each run's first recorded trial start (``as_attempts="runs"``).
+from each run's first recorded trial start (``as_attempts="runs"``). A leaderboard folder (one
+subfolder per submission, as terminal-bench-leaderboard keeps them) is one run per submission, each
+read as above: its ``results.json``, or its one-attempt files pooled, named after the subfolder.
 """
 
 from __future__ import annotations
@@ -70,19 +72,33 @@ class TerminalBench:
     name = "terminal-bench"
 
     def detect(self, path: Path) -> bool:
-        """A .json object whose head names ``results`` and ``trial_name`` and ``is_resolved``."""
+        """A .json object whose head names ``results`` and ``trial_name`` and ``is_resolved``; or
+        a leaderboard folder: no .json of its own, and a first submission folder that holds one."""
+        subs = _submissions(path)
+        if subs:
+            return self.detect(subs[0][0])
         text = head(path)
         return text.lstrip().startswith("{") and all(
             f'"{key}"' in text for key in ("results", "trial_name", "is_resolved")
         )
 
     def read(self, paths: Sequence[Path], options: ImportOptions) -> Iterator[ImportedRun]:
-        """One run per multi-attempt file; several one-attempt files pooled into one run."""
+        """One run per multi-attempt file; several one-attempt files pooled into one run; a
+        leaderboard folder (one subfolder per submission) one run per submission, read so."""
         if options.as_attempts not in (None, "files", "runs"):
             raise ArgumentError(
                 f"as_attempts must be files or runs, got {options.as_attempts!r}",
                 argument="as_attempts",
             )
+        if len(paths) == 1 and (subs := _submissions(paths[0])):
+            if options.run_id is not None and len(subs) > 1:
+                raise ArgumentError(
+                    f"run_id names one run, but {paths[0]} holds {len(subs)} submissions",
+                    argument="run_id",
+                )
+            for submission in subs:
+                yield from self.read(submission, options)
+            return
         files = [_parse(p, options.max_bytes) for p in expand(paths, (".json",))]
         if len(files) == 1:
             yield _run(files, options, pooled=False)
@@ -107,6 +123,20 @@ class TerminalBench:
                 starts.append(min(known))
             files = [f for _, f in sorted(zip(starts, files, strict=True), key=lambda x: x[0])]
         yield _run(files, options, pooled=True)
+
+
+def _submissions(path: Path) -> list[list[Path]]:
+    """A leaderboard folder's submissions (its subfolders holding .json files, by name, each
+    with its .json files by name); empty when ``path`` is no such folder (a file, or a folder
+    with .json files of its own)."""
+    if not path.is_dir() or any(p.suffix == ".json" for p in path.iterdir() if p.is_file()):
+        return []
+    subs = []
+    for sub in sorted(p for p in path.iterdir() if p.is_dir()):
+        found = sorted(p for p in sub.iterdir() if p.is_file() and p.suffix == ".json")
+        if found:
+            subs.append(found)
+    return subs
 
 
 def _parse(path: Path, limit: int) -> _File:

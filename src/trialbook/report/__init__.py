@@ -6,6 +6,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from trialbook.report._board import BOARD_SCHEMA, board_markdown, board_table, board_to_dict
+    from trialbook.report._board_html import board_html
     from trialbook.report._budget import (
         BUDGET_SCHEMA,
         budget_markdown,
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
     from trialbook.report._wrap import wrap
 
 __all__ = [
+    "BOARD_SCHEMA",
     "BUDGET_SCHEMA",
     "COMPARE_SCHEMA",
     "GRADER_CHECK_SCHEMA",
@@ -62,6 +65,10 @@ __all__ = [
     "SCORE_SCHEMA",
     "SEQUENTIAL_SCHEMA",
     "SUITE_CHECK_SCHEMA",
+    "board_html",
+    "board_markdown",
+    "board_table",
+    "board_to_dict",
     "budget_markdown",
     "budget_table",
     "budget_to_dict",
@@ -105,6 +112,8 @@ __all__ = [
 # each renderer's module is imported when first asked for: `score --format json` needs neither
 # rich nor the HTML and plot modules
 _LAZY: dict[str, str] = {
+    **dict.fromkeys(("BOARD_SCHEMA", "board_markdown", "board_table", "board_to_dict"), "_board"),
+    "board_html": "_board_html",
     **dict.fromkeys(
         ("BUDGET_SCHEMA", "budget_markdown", "budget_table", "budget_to_dict"), "_budget"
     ),

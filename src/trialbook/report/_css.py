@@ -27,6 +27,8 @@ thead th { border-bottom: 2px solid var(--rule); }
 .num { text-align: right; white-space: nowrap; }
 .pair { display: flex; flex-wrap: wrap; gap: 0 2.5rem; align-items: flex-start; }
 .fig { display: flex; flex-wrap: wrap; gap: .5rem 2rem; align-items: flex-start; }
+.sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+.matrix td, .matrix th { padding: .1rem .35rem; }
 figure { margin: 0; flex: 1 1 26rem; max-width: 40rem; }
 figure svg { width: 100%; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: .85rem; }

@@ -1,5 +1,12 @@
 """Pure statistics: arrays in, frozen result dataclasses out. No files, no terminal."""
 
+from trialbook.stats._board import (
+    CostBootstrap,
+    RankIntervals,
+    paired_cost_bootstrap,
+    pareto_front,
+    rank_intervals,
+)
 from trialbook.stats._bootstrap import (
     BootstrapResult,
     CIMethod,
@@ -42,9 +49,11 @@ from trialbook.stats._sequential import (
 )
 from trialbook.stats._signflip import (
     EXACT_UP_TO,
+    PairedPValues,
     PairedTest,
     mcnemar_interval,
     mcnemar_mid_p,
+    paired_p_values,
     paired_test,
 )
 from trialbook.stats._variance import VarianceComponents, variance_components
@@ -57,16 +66,19 @@ __all__ = [
     "BudgetCurve",
     "CIMethod",
     "ColumnWeights",
+    "CostBootstrap",
     "CostSummary",
     "DesignOption",
     "DiscordantSequence",
     "EffortSummary",
     "McNemarResult",
     "PairedDifference",
+    "PairedPValues",
     "PairedSequence",
     "PairedTest",
     "PassKStep",
     "PlanResult",
+    "RankIntervals",
     "SequenceLook",
     "SequenceMethod",
     "Total",
@@ -84,14 +96,18 @@ __all__ = [
     "mcnemar_interval",
     "mcnemar_mid_p",
     "newcombe_paired_ci",
+    "paired_cost_bootstrap",
     "paired_difference",
+    "paired_p_values",
     "paired_test",
+    "pareto_front",
     "pass_at_k",
     "pass_hat_k",
     "pass_k_matrix",
     "pass_k_steps",
     "plan_design",
     "race_stops",
+    "rank_intervals",
     "task_bootstrap",
     "task_order",
     "total_of",
