@@ -139,12 +139,12 @@ def test_the_random_patterns_are_numpys_int8_draws(t: int, resamples: int, seed:
     # the patterns as paired_test documents them: default_rng(seed).integers(0, 2, (rows, t),
     # int8) per block of 2^22 // t rows (333 tasks: blocks end inside a 32-bit word, and after
     # an odd number of them, inside a 64-bit output)
-    from trialbook.stats import _signflip
+    from trialbook.stats import _sign_patterns
 
-    assert _signflip._raw_bits_agree()  # the quick reader of the raw stream is the one in use
+    assert _sign_patterns.raw_bits_agree()  # the quick reader of the raw stream is the one in use
     rng = np.random.default_rng(seed)
     batch = max(1, (1 << 22) // t)
-    got = list(_signflip._bit_blocks(t, resamples, seed))
+    got = list(_sign_patterns.bit_blocks(t, resamples, seed))
     assert len(got) == -(-resamples // batch)
     for start, block in zip(range(0, resamples, batch), got, strict=True):
         expected = rng.integers(0, 2, size=(min(batch, resamples - start), t), dtype=np.int8)
@@ -153,11 +153,11 @@ def test_the_random_patterns_are_numpys_int8_draws(t: int, resamples: int, seed:
 
 def test_numpys_own_draws_give_the_same_p_values(monkeypatch: pytest.MonkeyPatch) -> None:
     # where the raw stream could not be read as numpy draws, numpy draws them itself
-    from trialbook.stats import _signflip
+    from trialbook.stats import _sign_patterns
 
     d = np.column_stack([np.array(NEAR, dtype=float).T / 3, np.linspace(-0.5, 0.9, 20)])
     quick = paired_p_values(d, resamples=3000, seed=5)
-    monkeypatch.setattr(_signflip, "_raw_bits_agree", lambda: False)
+    monkeypatch.setattr(_sign_patterns, "raw_bits_agree", lambda: False)
     slow = paired_p_values(d, resamples=3000, seed=5)
     assert np.array_equal(quick.p_value, slow.p_value)
     assert np.array_equal(quick.resamples, slow.resamples)
