@@ -172,3 +172,21 @@ def test_reward_picks_the_harbor_key_as_score_does(tmp_path: Path) -> None:
         (run,) = json.loads(scored.stdout)["runs"]
         doc = json.loads(out)
         assert [s["estimate"] for s in doc["systems"]] == [run["metrics"]["pass@1"]["estimate"]] * 2
+
+
+def test_one_pair_is_said_in_the_singular(tmp_path: Path) -> None:
+    # two systems make one pair: "1 pairs" was printed
+    from tests.conftest import matrix_rows, write_jsonl
+
+    paths = [
+        str(
+            write_jsonl(
+                tmp_path / f"{n}.jsonl", matrix_rows({f"t{i}": [i % 2] for i in range(8)}, run_id=n)
+            )
+        )
+        for n in ("a", "b")
+    ]
+    out = CliRunner().invoke(main, ["board", *paths])
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.output.split())
+    assert "; 1 pair by the paired test" in text

@@ -178,7 +178,8 @@ def _frontier_lines(b: Board) -> list[str]:
 def _how(b: Board) -> str:
     most = "" if all(p.method == b.test_method for p in b.pairs) else ", most pairs"
     return (
-        f"{b.tasks} shared tasks; {len(b.pairs)} pairs by the paired test of compare "
+        f"{b.tasks} shared tasks; {len(b.pairs)} pair{'' if len(b.pairs) == 1 else 's'} by the "
+        "paired test of compare "
         f"({b.test_method}{most}), Holm-adjusted at alpha {b.alpha:g}; metric interval: score's "
         f"({b.interval_method}); cost interval: task bootstrap, {b.resamples} resamples, "
         f"seed {b.seed}"
