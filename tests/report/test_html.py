@@ -231,3 +231,19 @@ def test_budget_failures_selection_and_faults_are_in_the_run_section(tmp_path: P
         '<td class="num">0/1</td>'
     ) in cand
     assert "kept out of the headline" in cand
+
+
+def test_every_run_s_grid_lists_tasks_in_task_id_order(tmp_path: Path) -> None:
+    # issue 27, new-user item 7: rows written in completion order, which differs between runs
+    from tests.conftest import matrix_rows, write_jsonl
+
+    rows = []
+    for run, order in (("first", "CADB"), ("second", "BDCA")):
+        by_task = {t: [1, 0] for t in order}
+        rows += matrix_rows(by_task, run_id=run, system="toy", dataset_id="suite-1")
+    ledger = write_jsonl(tmp_path / "runs.jsonl", rows)
+    page = report_html(build_report([read_ledger(ledger)], ReportOptions()))
+    for run in ("first", "second"):
+        section = page.split(f'<section id="run-{run}">', 1)[1].split("</section>", 1)[0]
+        grid = section.split('<table class="grid">', 1)[1]
+        assert re.findall(r'<th scope="row">(\w+)', grid) == ["A", "B", "C", "D"]
