@@ -82,3 +82,19 @@ def test_the_series_differ_by_more_than_colour(report: Report) -> None:
     diff = FIGURES["difference"](report)
     assert "better on candidate (3)" in diff
     assert "better on baseline (1)" in diff
+
+
+@pytest.mark.parametrize("tasks", [3, 14, 23])
+def test_the_difference_plot_counts_tasks_in_whole_numbers(tmp_path: Path, tasks: int) -> None:
+    # issue 27, new-user item 7: an axis of tasks had ticks at 2.5 and 7.5
+    from tests.conftest import matrix_rows, write_jsonl
+
+    rows = []
+    for run, first in (("base", 0), ("cand", 1)):
+        by_task = {f"t{i:02d}": [first if i % 2 else 1, 1] for i in range(tasks)}
+        rows += matrix_rows(by_task, run_id=run, system="toy", dataset_id="suite-1")
+    built = build_report([read_ledger(write_jsonl(tmp_path / "runs.jsonl", rows))])
+    svg = _plots.difference_svg(built.comparisons[0], "difference")
+    ticks = re.findall(r'<g id="xtick_\d+">.*?<text[^>]*>([^<]*)</text>', svg, re.S)
+    assert ticks
+    assert all(t.lstrip("−-").isdigit() for t in ticks), ticks

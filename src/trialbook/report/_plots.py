@@ -227,6 +227,7 @@ def difference_svg(paired: PairedRuns, name: str) -> str:
                     label=f"{label} ({len(xs)})",
                 )
         ax.set_xlim(0, len(tasks) + 1)
+        ax.xaxis.set_major_locator(_whole_numbers())  # the axis counts tasks: no 2.5
         ax.set_ylim(-1.05, 1.05)
         ax.set_xlabel("tasks, sorted by difference")
         ax.set_ylabel(f"{c.metric}: candidate - baseline")
@@ -271,6 +272,12 @@ def budget_svg(budget: RunBudget, name: str) -> str:
         for ax in (left, right):
             ax.set_xticks(bs if len(bs) <= 12 else bs[:: max(1, len(bs) // 10)])
     return out[0]
+
+
+def _whole_numbers() -> Any:
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
 
 
 def _signed_percent() -> Any:
