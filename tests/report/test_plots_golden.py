@@ -98,3 +98,15 @@ def test_the_difference_plot_counts_tasks_in_whole_numbers(tmp_path: Path, tasks
     ticks = re.findall(r'<g id="xtick_\d+">.*?<text[^>]*>([^<]*)</text>', svg, re.S)
     assert ticks
     assert all(t.lstrip("−-").isdigit() for t in ticks), ticks
+
+
+def test_the_whole_run_label_sits_above_the_strata_not_on_a_bar(report: Report) -> None:
+    # issue 27, new-user item 7: "whole run 73.3%" was drawn over the repair stratum's interval;
+    # every interval lies inside the axes, so a label whose baseline is above their top is clear
+    svg = FIGURES["strata"](report)
+    frame = re.search(r'<g id="patch_2">\s*<path d="([^"]*)"', svg)
+    assert frame is not None
+    top = min(float(y) for y in re.findall(r"[ML] [\d.]+ ([\d.]+)", frame.group(1)))
+    label = re.search(r'<text[^>]* y="([\d.]+)"[^>]*>whole run [\d.]+%</text>', svg)
+    assert label is not None
+    assert float(label.group(1)) < top

@@ -145,7 +145,7 @@ def rounds_svg(run: RunScore, name: str) -> str:
 def strata_svg(run: RunScore, metric: str, name: str) -> str:
     """Each stratum's ``metric`` with its interval, the run's own as a reference line."""
     strata = list(run.strata)
-    with _figure(name, 6.0, 0.9 + 0.38 * len(strata)) as (fig, out):
+    with _figure(name, 6.0, 1.15 + 0.38 * len(strata)) as (fig, out):  # + the legend
         ax = fig.add_subplot()
         ys = list(range(len(strata)))[::-1]
         est = [s.metrics[metric].estimate for s in strata]
@@ -160,7 +160,8 @@ def strata_svg(run: RunScore, metric: str, name: str) -> str:
         ax.set_xlabel(f"{metric} (interval over tasks)")
         _percent_axis(ax, "x")
         ax.grid(axis="y", visible=False)
-        ax.legend(loc="lower right")
+        # above the axes, outside them: inside, it sat on a stratum's interval whatever the corner
+        ax.legend(loc="lower right", bbox_to_anchor=(1, 1), borderaxespad=0.2)
     return out[0]
 
 
