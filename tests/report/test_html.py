@@ -247,3 +247,45 @@ def test_every_run_s_grid_lists_tasks_in_task_id_order(tmp_path: Path) -> None:
         section = page.split(f'<section id="run-{run}">', 1)[1].split("</section>", 1)[0]
         grid = section.split('<table class="grid">', 1)[1]
         assert re.findall(r'<th scope="row">(\w+)', grid) == ["A", "B", "C", "D"]
+
+
+def _one_attempt_page(tmp_path: Path, *, cost: bool) -> str:
+    from tests.conftest import matrix_rows, write_jsonl
+
+    rows = matrix_rows(
+        {f"t{i:02d}": [i % 3 != 0] for i in range(12)}, run_id="one", system="toy", dataset_id="s"
+    )
+    rows[0]["oracle_leak"] = True  # a quarantine: a note of the run and of its budget alike
+    for r in rows:
+        if cost:
+            r["cost"] = 0.01
+        else:
+            r.pop("cost", None)
+    ledger = write_jsonl(tmp_path / "one.jsonl", rows)
+    return report_html(build_report([read_ledger(ledger)], ReportOptions()))
+
+
+def test_a_one_attempt_run_draws_no_curve_no_empty_frame_and_each_note_once(
+    tmp_path: Path,
+) -> None:
+    # issue 27, new-user item 7: pass@k and budget were one dot each, beside an empty cost frame
+    page = _one_attempt_page(tmp_path, cost=False)
+    assert 'id="run-one-passk' not in page
+    assert 'id="run-one-budget' not in page
+    assert "cost not measured</text>" not in page  # no frame holding only those words
+    assert page.count("One attempt per task") == 2  # the curve and the budget, a line each
+    notes = re.findall(r'<p class="note">(.*?)</p>', page)
+    assert any("quarantined" in n for n in notes)
+    assert len(notes) == len(set(notes)), notes
+
+
+def test_a_run_without_costs_draws_coverage_alone(tmp_path: Path) -> None:
+    from tests.conftest import matrix_rows, write_jsonl
+
+    rows = matrix_rows({f"t{i}": [i % 2, 1] for i in range(6)}, run_id="two", dataset_id="s")
+    for r in rows:
+        r.pop("cost", None)
+    page = report_html(build_report([read_ledger(write_jsonl(tmp_path / "r.jsonl", rows))]))
+    svg = page.split('id="run-two-budget', 1)[0].rsplit("<svg", 1)[1]
+    assert "cost not measured</text>" not in svg
+    assert svg.count('<g id="axes_') == 1

@@ -70,10 +70,16 @@ def _rounds(run: RunScore, anchor: str) -> str:
 
 def _curve(run: RunScore, anchor: str) -> list[str]:
     """The figure against k the run's protocol gives meaning to."""
-    if run.protocol == "repair":
-        return ["<h3>Success within k rounds, round by round</h3>", _rounds(run, anchor)]
     if run.protocol == "human-selected":
         return []  # one delivered attempt per task: no curve over k
+    if max(run.ks, default=1) <= 1:  # one point is no curve: the scorecard has it
+        return [
+            "<h3>pass@k and pass^k against k</h3>",
+            "<p>One attempt per task: no curve against k (it needs two or more attempts per "
+            "task); pass@1 is in the scorecard.</p>",
+        ]
+    if run.protocol == "repair":
+        return ["<h3>Success within k rounds, round by round</h3>", _rounds(run, anchor)]
     return ["<h3>pass@k and pass^k against k</h3>", _passk(run, anchor)]
 
 
@@ -218,7 +224,8 @@ def _cost(x: float | None) -> str:
     return "not measured" if x is None else f"${x:,.2f}"
 
 
-def _budget(b: RunBudget, anchor: str) -> str:
+def _budget(b: RunBudget, anchor: str, shown: Sequence[str]) -> str:
+    """The budget figure; ``shown``: the notes the run's section already printed (not repeated)."""
     rows = [
         [
             str(r.budget),
@@ -233,12 +240,24 @@ def _budget(b: RunBudget, anchor: str) -> str:
         ["budget b", "coverage", "cost", "cost, stop at first pass", "attempts (all / stop)"],
         rows,
     )
-    notes = "".join(f'<p class="note">note: {escape(n)}</p>' for n in b.notes)
-    caption = (
-        "Left: coverage, the share of tasks with a pass within their first b attempts (attempt "
-        "order as recorded). Right: what budget b costs, spending all b attempts (circles, solid) "
-        "or stopping each task at its first pass (triangles, dashed); unknown cost is not drawn."
+    notes = "".join(f'<p class="note">note: {escape(n)}</p>' for n in b.notes if n not in shown)
+    if len(b.rows) <= 1:  # one budget is one point: its numbers say it
+        line = (
+            "<p>One attempt per task: no budget curve (it needs two or more attempts per task).</p>"
+        )
+        return notes + line + numbers
+    coverage = (
+        "Coverage, the share of tasks with a pass within their first b attempts (attempt "
+        "order as recorded)"
     )
+    if all(r.cost is None and r.cost_stop_at_first_success is None for r in b.rows):
+        caption = coverage + "; cost not measured, so no cost is drawn."
+    else:
+        caption = (
+            f"Left: {coverage[0].lower()}{coverage[1:]}. Right: what budget b costs, spending all "
+            "b attempts (circles, solid) or stopping each task at its first pass (triangles, "
+            "dashed); unknown cost is not drawn."
+        )
     name = f"{anchor}-budget"
     return notes + figure(name, lambda: _plots.budget_svg(b, name), caption, numbers)
 
@@ -315,7 +334,7 @@ def run_section(
     else:  # no attempts at hand (score --format html): the per-task counts
         parts += ["<h3>Tasks</h3>", _tasks(run)]
     if budget is not None:
-        parts += ["<h3>Budget and cost</h3>", _budget(budget, anchor)]
+        parts += ["<h3>Budget and cost</h3>", _budget(budget, anchor, run.notes)]
     parts += [_checks(run), _selection(run), _faults(run), _outcomes(run)]
     parts += ["<h3>Variance split</h3>", _variance(run, anchor), "</section>"]
     return "\n".join(p for p in parts if p)

@@ -239,38 +239,50 @@ def difference_svg(paired: PairedRuns, name: str) -> str:
 
 def budget_svg(budget: RunBudget, name: str) -> str:
     """Coverage against the per-task budget b, and the cost of b with and without stopping at the
-    first pass (budgets whose cost is unknown are left out of the cost panel)."""
+    first pass (budgets whose cost is unknown are left out of the cost panel; a run with no cost
+    at all has the coverage panel alone, never an empty frame beside it)."""
     bs = [r.budget for r in budget.rows]
+    series = [
+        ("all b attempts", VERMILLION, "o", "-", [r.cost for r in budget.rows]),
+        (
+            "stop at first pass",
+            BLUE,
+            "^",
+            "--",
+            [r.cost_stop_at_first_success for r in budget.rows],
+        ),
+    ]
+    known = [
+        (
+            label,
+            colour,
+            marker,
+            style,
+            [(b, c) for b, c in zip(bs, costs, strict=True) if c is not None],
+        )
+        for label, colour, marker, style, costs in series
+    ]
+    priced = any(points for *_, points in known)
     with _figure(name, 6.0, 2.6) as (fig, out):
-        left, right = fig.subplots(1, 2)
+        axes = list(fig.subplots(1, 2)) if priced else [fig.add_subplot()]
+        left = axes[0]
         left.plot(bs, [r.coverage for r in budget.rows], "-", color=BLUE, marker="o")
         left.set_ylim(0, 1.02)
         left.set_xlabel("budget b (attempts per task)")
         left.set_ylabel("coverage")
         _percent_axis(left)
-        for label, colour, marker, style, costs in (
-            ("all b attempts", VERMILLION, "o", "-", [r.cost for r in budget.rows]),
-            (
-                "stop at first pass",
-                BLUE,
-                "^",
-                "--",
-                [r.cost_stop_at_first_success for r in budget.rows],
-            ),
-        ):
-            known = [(b, c) for b, c in zip(bs, costs, strict=True) if c is not None]
-            if known:
-                right.plot(
-                    *zip(*known, strict=True), style, color=colour, marker=marker, label=label
-                )
-        right.set_xlabel("budget b (attempts per task)")
-        right.set_ylabel("cost")
-        right.set_ylim(bottom=0)
-        if right.lines:
+        if priced:
+            right = axes[1]
+            for label, colour, marker, style, points in known:
+                if points:
+                    right.plot(
+                        *zip(*points, strict=True), style, color=colour, marker=marker, label=label
+                    )
+            right.set_xlabel("budget b (attempts per task)")
+            right.set_ylabel("cost")
+            right.set_ylim(bottom=0)
             right.legend(loc="upper left", fontsize=8)
-        else:
-            right.text(0.5, 0.5, "cost not measured", ha="center", transform=right.transAxes)
-        for ax in (left, right):
+        for ax in axes:
             ax.set_xticks(bs if len(bs) <= 12 else bs[:: max(1, len(bs) // 10)])
     return out[0]
 
