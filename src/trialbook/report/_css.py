@@ -32,6 +32,9 @@ figure svg { width: 100%; height: auto; display: block; }
 figcaption { color: var(--muted); font-size: .85rem; }
 .numbers { flex: 0 1 auto; }
 .scroll { overflow-x: auto; }
+.wrap td, .wrap th[scope] { overflow-wrap: anywhere; }
+.wrap td:first-child { min-width: 8rem; }
+.wrap td:last-child { min-width: 14rem; }
 .grid td.o { text-align: center; white-space: nowrap; font-size: .85rem; }
 .o { padding: .05rem .35rem; border-radius: 3px; }
 .o a { color: inherit; }

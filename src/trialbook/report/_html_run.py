@@ -294,7 +294,10 @@ def _checks(run: RunScore) -> str:
     if not run.checks:
         return ""
     head = "<h3>Checks: the grader's named checks</h3>"
-    return head + table(list(cv.CHECK_HEAD), cv.check_rows(run), cv.check_title(run))
+    # the names and reasons are text that wraps (long ones break anywhere), in a box that scrolls
+    # sideways rather than pushing the page past the window's right edge
+    numbers = table(list(cv.CHECK_HEAD), cv.check_rows(run), cv.check_title(run), numeric_to=5)
+    return f'{head}<div class="scroll wrap">{numbers}</div>'
 
 
 def _outcomes(run: RunScore) -> str:

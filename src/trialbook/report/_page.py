@@ -35,9 +35,17 @@ OUTCOMES = {
 """Outcome -> (CSS class, symbol, word)."""
 
 
-def table(head: Sequence[str], rows: Rows, caption: str = "", numeric_from: int = 1) -> str:
-    """An HTML table; columns from ``numeric_from`` on are right-aligned numbers."""
-    cls = [' class="num"' if i >= numeric_from else "" for i in range(len(head))]
+def table(
+    head: Sequence[str],
+    rows: Rows,
+    caption: str = "",
+    numeric_from: int = 1,
+    numeric_to: int | None = None,
+) -> str:
+    """An HTML table; columns from ``numeric_from`` on (up to ``numeric_to``, else to the last) are
+    right-aligned numbers, kept on one line; the others are text, which wraps."""
+    end = len(head) if numeric_to is None else numeric_to
+    cls = [' class="num"' if numeric_from <= i < end else "" for i in range(len(head))]
     out = ["<table>"]
     if caption:
         out.append(f"<caption>{escape(caption)}</caption>")
