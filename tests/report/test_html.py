@@ -51,7 +51,7 @@ def test_the_page_fetches_nothing_and_needs_no_script(made: tuple[Path, str]) ->
     assert not re.search(r'xlink:href="(?!#)', page)  # SVG references stay inside the page
     # every figure is inline SVG, labelled by its caption, with a table of its numbers beside it
     figures = re.findall(
-        r'<div class="fig"><figure>(<svg.*?</svg>)\s*<figcaption id="([^"]+)"', page, re.S
+        r'<div class="fig(?: wide)?"><figure>(<svg.*?</svg>)\s*<figcaption id="([^"]+)"', page, re.S
     )
     assert len(figures) == 2 * 4 + 1  # pass@k, strata, budget, variance per run; one comparison
     for svg, caption in figures:

@@ -29,6 +29,7 @@ thead th { border-bottom: 2px solid var(--rule); }
 .fig { display: flex; flex-wrap: wrap; gap: .5rem 2rem; align-items: flex-start; }
 figure { margin: 0; flex: 1 1 26rem; max-width: 40rem; }
 figure svg { width: 100%; height: auto; display: block; }
+.wide figure { flex-basis: 100%; max-width: 52rem; }
 figcaption { color: var(--muted); font-size: .85rem; }
 .numbers { flex: 0 1 auto; }
 .scroll { overflow-x: auto; }

@@ -250,7 +250,8 @@ def _budget(b: RunBudget, anchor: str, shown: Sequence[str]) -> str:
         "Coverage, the share of tasks with a pass within their first b attempts (attempt "
         "order as recorded)"
     )
-    if all(r.cost is None and r.cost_stop_at_first_success is None for r in b.rows):
+    priced = any(r.cost is not None or r.cost_stop_at_first_success is not None for r in b.rows)
+    if not priced:
         caption = coverage + "; cost not measured, so no cost is drawn."
     else:
         caption = (
@@ -259,7 +260,8 @@ def _budget(b: RunBudget, anchor: str, shown: Sequence[str]) -> str:
             "dashed); unknown cost is not drawn."
         )
     name = f"{anchor}-budget"
-    return notes + figure(name, lambda: _plots.budget_svg(b, name), caption, numbers)
+    # two panels side by side need the row's width to be read (their table goes below them)
+    return notes + figure(name, lambda: _plots.budget_svg(b, name), caption, numbers, wide=priced)
 
 
 def _failures(run: RunScore) -> str:

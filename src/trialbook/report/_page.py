@@ -64,8 +64,9 @@ def table(
     return "\n".join(out)
 
 
-def figure(name: str, draw: Callable[[], str], caption: str, table: str) -> str:
-    """A figure and the table of its numbers, side by side (stacked when narrow or printed)."""
+def figure(name: str, draw: Callable[[], str], caption: str, table: str, wide: bool = False) -> str:
+    """A figure and the table of its numbers, side by side (stacked when narrow or printed); a
+    ``wide`` one (two panels) takes the row's width, its table below it."""
     if plots_available():
         svg = draw()
         plot = (
@@ -76,7 +77,9 @@ def figure(name: str, draw: Callable[[], str], caption: str, table: str) -> str:
             f'<p class="noplot" id="{name}-caption">{escape(caption)} (the plot needs matplotlib: '
             "<code>pip install 'trialbook[plots]'</code>; its numbers are in the table)</p>"
         )
-    return f'<div class="fig">{plot}<div class="numbers">{table}</div></div>'
+    return (
+        f'<div class="fig{" wide" if wide else ""}">{plot}<div class="numbers">{table}</div></div>'
+    )
 
 
 def interval(low: float, high: float) -> str:

@@ -263,7 +263,9 @@ def budget_svg(budget: RunBudget, name: str) -> str:
         for label, colour, marker, style, costs in series
     ]
     priced = any(points for *_, points in known)
-    with _figure(name, 6.0, 2.6) as (fig, out):
+    # two panels at the width of one figure made 6 pt text: wider and taller, drawn at the page's
+    # full width (report/_page.py), their legend at the axes' own size
+    with _figure(name, 7.6, 3.0) if priced else _figure(name, 4.2, 2.8) as (fig, out):
         axes = list(fig.subplots(1, 2)) if priced else [fig.add_subplot()]
         left = axes[0]
         left.plot(bs, [r.coverage for r in budget.rows], "-", color=BLUE, marker="o")
@@ -281,7 +283,7 @@ def budget_svg(budget: RunBudget, name: str) -> str:
             right.set_xlabel("budget b (attempts per task)")
             right.set_ylabel("cost")
             right.set_ylim(bottom=0)
-            right.legend(loc="upper left", fontsize=8)
+            right.legend(loc="upper left")
         for ax in axes:
             ax.set_xticks(bs if len(bs) <= 12 else bs[:: max(1, len(bs) // 10)])
     return out[0]
