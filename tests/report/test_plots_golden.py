@@ -110,3 +110,19 @@ def test_the_whole_run_label_sits_above_the_strata_not_on_a_bar(report: Report) 
     label = re.search(r'<text[^>]* y="([\d.]+)"[^>]*>whole run [\d.]+%</text>', svg)
     assert label is not None
     assert float(label.group(1)) < top
+
+
+@pytest.mark.parametrize("name", ["passk", "difference"])
+def test_interval_bands_are_light_and_outlined_so_overlaps_stay_readable(
+    report: Report, name: str
+) -> None:
+    # issue 27, new-user item 7: two bands at 0.18 over each other turned a muddy grey; faint fills
+    # whose edges are drawn in their own Okabe-Ito colour stay apart where they overlap
+    svg = FIGURES[name](report)
+    fills = [float(a) for a in re.findall(r"fill: #[0-9a-f]{6}; (?:fill-)?opacity: ([\d.]+)", svg)]
+    assert fills, "no band drawn"
+    assert max(fills) <= 0.12
+    colours = {"passk": [_plots.BLUE, _plots.VERMILLION], "difference": [_plots.BLUE]}[name]
+    for colour in colours:
+        edges = re.findall(rf"fill: none; stroke: {colour.lower()}; stroke-opacity: 0.8", svg)
+        assert len(edges) >= 2, colour  # the band's low and high edges

@@ -99,6 +99,16 @@ def _percent_axis(ax: Any, axis: str = "y") -> None:
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(PercentFormatter(1.0, decimals=0))
 
 
+def _band(
+    ax: Any, xs: Sequence[float], low: Sequence[float], high: Sequence[float], colour: str
+) -> None:
+    """An interval as a faint fill with its edges drawn in its colour: two bands that overlap stay
+    two (denser fills over each other made a grey where neither colour could be read)."""
+    ax.fill_between(xs, low, high, color=colour, alpha=0.1, lw=0)
+    for edge in (low, high):
+        ax.plot(xs, edge, "-", color=colour, alpha=0.8, lw=0.7)
+
+
 def passk_svg(run: RunScore, name: str) -> str:
     """pass@k (rising) and pass^k (falling) against k, each with its interval as a band."""
     ks = list(run.ks)
@@ -109,9 +119,7 @@ def passk_svg(run: RunScore, name: str) -> str:
             ("pass^", "pass^k: all k attempts pass", VERMILLION, "s", "--"),
         ):
             ms = [run.metrics[f"{prefix}{k}"] for k in ks]
-            ax.fill_between(
-                ks, [m.ci_low for m in ms], [m.ci_high for m in ms], color=colour, alpha=0.18, lw=0
-            )
+            _band(ax, ks, [m.ci_low for m in ms], [m.ci_high for m in ms], colour)
             ax.plot(ks, [m.estimate for m in ms], style, color=colour, marker=marker, label=label)
         ax.set_xlabel("k (attempts per task)")
         ax.set_ylabel("share of tasks")
@@ -128,9 +136,7 @@ def rounds_svg(run: RunScore, name: str) -> str:
     with _figure(name, 6.0, 3.2) as (fig, out):
         ax = fig.add_subplot()
         ms = [run.metrics[f"within@{k}"] for k in ks]
-        ax.fill_between(
-            ks, [m.ci_low for m in ms], [m.ci_high for m in ms], color=BLUE, alpha=0.18, lw=0
-        )
+        _band(ax, ks, [m.ci_low for m in ms], [m.ci_high for m in ms], BLUE)
         label = "success within k rounds"
         ax.plot(ks, [m.estimate for m in ms], "-", color=BLUE, marker="o", label=label)
         ax.set_xlabel("k (rounds of repair per task)")
@@ -206,7 +212,9 @@ def difference_svg(paired: PairedRuns, name: str) -> str:
     size = 6.0 if len(tasks) <= 40 else 3.0  # hundreds of tasks: small markers, still apart
     with _figure(name, 6.0, 3.0) as (fig, out):
         ax = fig.add_subplot()
-        ax.axhspan(c.ci_low, c.ci_high, color=SKY, alpha=0.3, lw=0)
+        ax.axhspan(c.ci_low, c.ci_high, color=BLUE, alpha=0.1, lw=0)
+        for edge in (c.ci_low, c.ci_high):  # the band's edges, as passk's (_band)
+            ax.axhline(edge, color=BLUE, alpha=0.8, lw=0.7)
         ax.axhline(c.difference.estimate, color=BLUE, lw=1.2, label="mean difference, interval")
         ax.axhline(0, color="#333333", lw=0.8)
         groups: Sequence[tuple[str, str, str, Any]] = (
