@@ -274,6 +274,7 @@ def test_a_one_attempt_run_draws_no_curve_no_empty_frame_and_each_note_once(
     assert 'id="run-one-budget' not in page
     assert "cost not measured</text>" not in page  # no frame holding only those words
     assert page.count("One attempt per task") == 2  # the curve and the budget, a line each
+    assert "the pass@k table below" not in page  # there is none
     notes = re.findall(r'<p class="note">(.*?)</p>', page)
     assert any("quarantined" in n for n in notes)
     assert len(notes) == len(set(notes)), notes
