@@ -48,7 +48,9 @@ def _scorecard(run: RunScore) -> str:
         caption += f" {' and '.join(hidden)} equal{'s' if len(hidden) == 1 else ''} pass@1 here: "
         caption += "not repeated"
         # a run of one attempt per task has no pass@k table below (_curve)
-        caption += " (the pass@k table below has every pass^k)." if max(run.ks, default=1) > 1 else "."
+        caption += (
+            " (the pass@k table below has every pass^k)." if max(run.ks, default=1) > 1 else "."
+        )
     metrics = table(["metric", "estimate", "interval", "SE"], [r[:4] for r in rows], caption)
     effort = table(["companion figure", "value"], companions(run), numeric_from=2)
     return f'<div class="pair">{metrics}{effort}</div>'
