@@ -72,3 +72,37 @@ def test_the_report_renders_offline_without_errors(tmp_path: Path) -> None:
     present = {rgb for _, rgb in colours}
     assert (0x00, 0x72, 0xB2) in present
     assert (0xD5, 0x5E, 0x00) in present
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_the_named_checks_table_fits_the_window(tmp_path: Path, width: int) -> None:
+    # issue 27, new-user item 7: long failure reasons pushed the table off the page's right edge
+    import json
+
+    from tests.conftest import matrix_rows, write_jsonl
+
+    rows = matrix_rows({f"t{i}": [i % 2, 1, 0] for i in range(6)}, run_id="r", dataset_id="s")
+    for n, r in enumerate(rows):
+        reason = None if r["passed"] else f"AssertionError: {'x' * 30} != {'y' * 30} at {n}"
+        r["checks"] = json.dumps(
+            {
+                "existing behaviour kept": {"passed": r["passed"], "reason": reason},
+                "requested change": {"passed": r["passed"], "reason": reason and reason + "!"},
+            },
+            sort_keys=True,
+        )
+    page = tmp_path / "report.html"
+    page.write_text(
+        report_html(build_report([read_ledger(write_jsonl(tmp_path / "r.jsonl", rows))]))
+    )
+    assert "failure reasons" in page.read_text()
+    edges = (
+        "(() => { const t = [...document.querySelectorAll('table')].find("
+        "x => x.textContent.includes('failure reasons'));"
+        " return [t.getBoundingClientRect().right, document.documentElement.clientWidth,"
+        " document.documentElement.scrollWidth]; })()"
+    )
+    seen = visit(page, width=width, height=900, evaluate=edges)
+    right, client, scroll = seen.value
+    assert right <= client, seen.value
+    assert scroll <= client, seen.value

@@ -51,7 +51,7 @@ def test_the_page_fetches_nothing_and_needs_no_script(made: tuple[Path, str]) ->
     assert not re.search(r'xlink:href="(?!#)', page)  # SVG references stay inside the page
     # every figure is inline SVG, labelled by its caption, with a table of its numbers beside it
     figures = re.findall(
-        r'<div class="fig"><figure>(<svg.*?</svg>)\s*<figcaption id="([^"]+)"', page, re.S
+        r'<div class="fig(?: wide)?"><figure>(<svg.*?</svg>)\s*<figcaption id="([^"]+)"', page, re.S
     )
     assert len(figures) == 2 * 4 + 1  # pass@k, strata, budget, variance per run; one comparison
     for svg, caption in figures:
@@ -231,3 +231,62 @@ def test_budget_failures_selection_and_faults_are_in_the_run_section(tmp_path: P
         '<td class="num">0/1</td>'
     ) in cand
     assert "kept out of the headline" in cand
+
+
+def test_every_run_s_grid_lists_tasks_in_task_id_order(tmp_path: Path) -> None:
+    # issue 27, new-user item 7: rows written in completion order, which differs between runs
+    from tests.conftest import matrix_rows, write_jsonl
+
+    rows = []
+    for run, order in (("first", "CADB"), ("second", "BDCA")):
+        by_task = {t: [1, 0] for t in order}
+        rows += matrix_rows(by_task, run_id=run, system="toy", dataset_id="suite-1")
+    ledger = write_jsonl(tmp_path / "runs.jsonl", rows)
+    page = report_html(build_report([read_ledger(ledger)], ReportOptions()))
+    for run in ("first", "second"):
+        section = page.split(f'<section id="run-{run}">', 1)[1].split("</section>", 1)[0]
+        grid = section.split('<table class="grid">', 1)[1]
+        assert re.findall(r'<th scope="row">(\w+)', grid) == ["A", "B", "C", "D"]
+
+
+def _one_attempt_page(tmp_path: Path, *, cost: bool) -> str:
+    from tests.conftest import matrix_rows, write_jsonl
+
+    rows = matrix_rows(
+        {f"t{i:02d}": [i % 3 != 0] for i in range(12)}, run_id="one", system="toy", dataset_id="s"
+    )
+    rows[0]["oracle_leak"] = True  # a quarantine: a note of the run and of its budget alike
+    for r in rows:
+        if cost:
+            r["cost"] = 0.01
+        else:
+            r.pop("cost", None)
+    ledger = write_jsonl(tmp_path / "one.jsonl", rows)
+    return report_html(build_report([read_ledger(ledger)], ReportOptions()))
+
+
+def test_a_one_attempt_run_draws_no_curve_no_empty_frame_and_each_note_once(
+    tmp_path: Path,
+) -> None:
+    # issue 27, new-user item 7: pass@k and budget were one dot each, beside an empty cost frame
+    page = _one_attempt_page(tmp_path, cost=False)
+    assert 'id="run-one-passk' not in page
+    assert 'id="run-one-budget' not in page
+    assert "cost not measured</text>" not in page  # no frame holding only those words
+    assert page.count("One attempt per task") == 2  # the curve and the budget, a line each
+    assert "the pass@k table below" not in page  # there is none
+    notes = re.findall(r'<p class="note">(.*?)</p>', page)
+    assert any("quarantined" in n for n in notes)
+    assert len(notes) == len(set(notes)), notes
+
+
+def test_a_run_without_costs_draws_coverage_alone(tmp_path: Path) -> None:
+    from tests.conftest import matrix_rows, write_jsonl
+
+    rows = matrix_rows({f"t{i}": [i % 2, 1] for i in range(6)}, run_id="two", dataset_id="s")
+    for r in rows:
+        r.pop("cost", None)
+    page = report_html(build_report([read_ledger(write_jsonl(tmp_path / "r.jsonl", rows))]))
+    svg = page.split('id="run-two-budget', 1)[0].rsplit("<svg", 1)[1]
+    assert "cost not measured</text>" not in svg
+    assert svg.count('<g id="axes_') == 1

@@ -82,3 +82,47 @@ def test_the_series_differ_by_more_than_colour(report: Report) -> None:
     diff = FIGURES["difference"](report)
     assert "better on candidate (3)" in diff
     assert "better on baseline (1)" in diff
+
+
+@pytest.mark.parametrize("tasks", [3, 14, 23])
+def test_the_difference_plot_counts_tasks_in_whole_numbers(tmp_path: Path, tasks: int) -> None:
+    # issue 27, new-user item 7: an axis of tasks had ticks at 2.5 and 7.5
+    from tests.conftest import matrix_rows, write_jsonl
+
+    rows = []
+    for run, first in (("base", 0), ("cand", 1)):
+        by_task = {f"t{i:02d}": [first if i % 2 else 1, 1] for i in range(tasks)}
+        rows += matrix_rows(by_task, run_id=run, system="toy", dataset_id="suite-1")
+    built = build_report([read_ledger(write_jsonl(tmp_path / "runs.jsonl", rows))])
+    svg = _plots.difference_svg(built.comparisons[0], "difference")
+    ticks = re.findall(r'<g id="xtick_\d+">.*?<text[^>]*>([^<]*)</text>', svg, re.S)
+    assert ticks
+    assert all(t.lstrip("−-").isdigit() for t in ticks), ticks
+
+
+def test_the_whole_run_label_sits_above_the_strata_not_on_a_bar(report: Report) -> None:
+    # issue 27, new-user item 7: "whole run 73.3%" was drawn over the repair stratum's interval;
+    # every interval lies inside the axes, so a label whose baseline is above their top is clear
+    svg = FIGURES["strata"](report)
+    frame = re.search(r'<g id="patch_2">\s*<path d="([^"]*)"', svg)
+    assert frame is not None
+    top = min(float(y) for y in re.findall(r"[ML] [\d.]+ ([\d.]+)", frame.group(1)))
+    label = re.search(r'<text[^>]* y="([\d.]+)"[^>]*>whole run [\d.]+%</text>', svg)
+    assert label is not None
+    assert float(label.group(1)) < top
+
+
+@pytest.mark.parametrize("name", ["passk", "difference"])
+def test_interval_bands_are_light_and_outlined_so_overlaps_stay_readable(
+    report: Report, name: str
+) -> None:
+    # issue 27, new-user item 7: two bands at 0.18 over each other turned a muddy grey; faint fills
+    # whose edges are drawn in their own Okabe-Ito colour stay apart where they overlap
+    svg = FIGURES[name](report)
+    fills = [float(a) for a in re.findall(r"fill: #[0-9a-f]{6}; (?:fill-)?opacity: ([\d.]+)", svg)]
+    assert fills, "no band drawn"
+    assert max(fills) <= 0.12
+    colours = {"passk": [_plots.BLUE, _plots.VERMILLION], "difference": [_plots.BLUE]}[name]
+    for colour in colours:
+        edges = re.findall(rf"fill: none; stroke: {colour.lower()}; stroke-opacity: 0.8", svg)
+        assert len(edges) >= 2, colour  # the band's low and high edges

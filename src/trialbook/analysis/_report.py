@@ -92,7 +92,8 @@ class RunReport:
     score: RunScore
     """Its scorecard, exactly as ``trialbook score`` computes it."""
     tasks: tuple[TaskOutcomes, ...]
-    """The task x attempt outcome grid, tasks in ledger order."""
+    """The task x attempt outcome grid, tasks in task id order (the same order in every run, whatever
+    order the rows were written in)."""
     budget: RunBudget
     """Its budget replay: coverage and cost per per-task budget, as ``trialbook budget`` gives it."""
 
@@ -160,7 +161,7 @@ def _outcomes(ledger: Ledger) -> tuple[TaskOutcomes, ...]:
     for row, task in enumerate(task_ids.tolist()):
         by_task.setdefault(task, []).append(row)
     out = []
-    for task, rows in by_task.items():
+    for task, rows in sorted(by_task.items()):
         rows.sort(key=lambda r: int(index[r]))
         attempts = []
         for r in rows:

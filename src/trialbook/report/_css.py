@@ -31,9 +31,13 @@ thead th { border-bottom: 2px solid var(--rule); }
 .matrix td, .matrix th { padding: .1rem .35rem; }
 figure { margin: 0; flex: 1 1 26rem; max-width: 40rem; }
 figure svg { width: 100%; height: auto; display: block; }
+.wide figure { flex-basis: 100%; max-width: 52rem; }
 figcaption { color: var(--muted); font-size: .85rem; }
 .numbers { flex: 0 1 auto; }
 .scroll { overflow-x: auto; }
+.wrap td, .wrap th[scope] { overflow-wrap: anywhere; }
+.wrap td:first-child { min-width: 8rem; }
+.wrap td:last-child { min-width: 14rem; }
 .grid td.o { text-align: center; white-space: nowrap; font-size: .85rem; }
 .o { padding: .05rem .35rem; border-radius: 3px; }
 .o a { color: inherit; }

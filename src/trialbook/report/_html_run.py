@@ -46,7 +46,11 @@ def _scorecard(run: RunScore) -> str:
     caption = ci_line(run) + "."
     if hidden:
         caption += f" {' and '.join(hidden)} equal{'s' if len(hidden) == 1 else ''} pass@1 here: "
-        caption += "not repeated (the pass@k table below has every pass^k)."
+        caption += "not repeated"
+        # a run of one attempt per task has no pass@k table below (_curve)
+        caption += (
+            " (the pass@k table below has every pass^k)." if max(run.ks, default=1) > 1 else "."
+        )
     metrics = table(["metric", "estimate", "interval", "SE"], [r[:4] for r in rows], caption)
     effort = table(["companion figure", "value"], companions(run), numeric_from=2)
     return f'<div class="pair">{metrics}{effort}</div>'
@@ -70,10 +74,16 @@ def _rounds(run: RunScore, anchor: str) -> str:
 
 def _curve(run: RunScore, anchor: str) -> list[str]:
     """The figure against k the run's protocol gives meaning to."""
-    if run.protocol == "repair":
-        return ["<h3>Success within k rounds, round by round</h3>", _rounds(run, anchor)]
     if run.protocol == "human-selected":
         return []  # one delivered attempt per task: no curve over k
+    if max(run.ks, default=1) <= 1:  # one point is no curve: the scorecard has it
+        return [
+            "<h3>pass@k and pass^k against k</h3>",
+            "<p>One attempt per task: no curve against k (it needs two or more attempts per "
+            "task); pass@1 is in the scorecard.</p>",
+        ]
+    if run.protocol == "repair":
+        return ["<h3>Success within k rounds, round by round</h3>", _rounds(run, anchor)]
     return ["<h3>pass@k and pass^k against k</h3>", _passk(run, anchor)]
 
 
@@ -218,7 +228,8 @@ def _cost(x: float | None) -> str:
     return "not measured" if x is None else f"${x:,.2f}"
 
 
-def _budget(b: RunBudget, anchor: str) -> str:
+def _budget(b: RunBudget, anchor: str, shown: Sequence[str]) -> str:
+    """The budget figure; ``shown``: the notes the run's section already printed (not repeated)."""
     rows = [
         [
             str(r.budget),
@@ -233,14 +244,28 @@ def _budget(b: RunBudget, anchor: str) -> str:
         ["budget b", "coverage", "cost", "cost, stop at first pass", "attempts (all / stop)"],
         rows,
     )
-    notes = "".join(f'<p class="note">note: {escape(n)}</p>' for n in b.notes)
-    caption = (
-        "Left: coverage, the share of tasks with a pass within their first b attempts (attempt "
-        "order as recorded). Right: what budget b costs, spending all b attempts (circles, solid) "
-        "or stopping each task at its first pass (triangles, dashed); unknown cost is not drawn."
+    notes = "".join(f'<p class="note">note: {escape(n)}</p>' for n in b.notes if n not in shown)
+    if len(b.rows) <= 1:  # one budget is one point: its numbers say it
+        line = (
+            "<p>One attempt per task: no budget curve (it needs two or more attempts per task).</p>"
+        )
+        return notes + line + numbers
+    coverage = (
+        "Coverage, the share of tasks with a pass within their first b attempts (attempt "
+        "order as recorded)"
     )
+    priced = any(r.cost is not None or r.cost_stop_at_first_success is not None for r in b.rows)
+    if not priced:
+        caption = coverage + "; cost not measured, so no cost is drawn."
+    else:
+        caption = (
+            f"Left: {coverage[0].lower()}{coverage[1:]}. Right: what budget b costs, spending all "
+            "b attempts (circles, solid) or stopping each task at its first pass (triangles, "
+            "dashed); unknown cost is not drawn."
+        )
     name = f"{anchor}-budget"
-    return notes + figure(name, lambda: _plots.budget_svg(b, name), caption, numbers)
+    # two panels side by side need the row's width to be read (their table goes below them)
+    return notes + figure(name, lambda: _plots.budget_svg(b, name), caption, numbers, wide=priced)
 
 
 def _failures(run: RunScore) -> str:
@@ -275,7 +300,10 @@ def _checks(run: RunScore) -> str:
     if not run.checks:
         return ""
     head = "<h3>Checks: the grader's named checks</h3>"
-    return head + table(list(cv.CHECK_HEAD), cv.check_rows(run), cv.check_title(run))
+    # the names and reasons are text that wraps (long ones break anywhere), in a box that scrolls
+    # sideways rather than pushing the page past the window's right edge
+    numbers = table(list(cv.CHECK_HEAD), cv.check_rows(run), cv.check_title(run), numeric_to=5)
+    return f'{head}<div class="scroll wrap">{numbers}</div>'
 
 
 def _outcomes(run: RunScore) -> str:
@@ -315,7 +343,7 @@ def run_section(
     else:  # no attempts at hand (score --format html): the per-task counts
         parts += ["<h3>Tasks</h3>", _tasks(run)]
     if budget is not None:
-        parts += ["<h3>Budget and cost</h3>", _budget(budget, anchor)]
+        parts += ["<h3>Budget and cost</h3>", _budget(budget, anchor, run.notes)]
     parts += [_checks(run), _selection(run), _faults(run), _outcomes(run)]
     parts += ["<h3>Variance split</h3>", _variance(run, anchor), "</section>"]
     return "\n".join(p for p in parts if p)

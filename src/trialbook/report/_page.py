@@ -35,9 +35,17 @@ OUTCOMES = {
 """Outcome -> (CSS class, symbol, word)."""
 
 
-def table(head: Sequence[str], rows: Rows, caption: str = "", numeric_from: int = 1) -> str:
-    """An HTML table; columns from ``numeric_from`` on are right-aligned numbers."""
-    cls = [' class="num"' if i >= numeric_from else "" for i in range(len(head))]
+def table(
+    head: Sequence[str],
+    rows: Rows,
+    caption: str = "",
+    numeric_from: int = 1,
+    numeric_to: int | None = None,
+) -> str:
+    """An HTML table; columns from ``numeric_from`` on (up to ``numeric_to``, else to the last) are
+    right-aligned numbers, kept on one line; the others are text, which wraps."""
+    end = len(head) if numeric_to is None else numeric_to
+    cls = [' class="num"' if numeric_from <= i < end else "" for i in range(len(head))]
     out = ["<table>"]
     if caption:
         out.append(f"<caption>{escape(caption)}</caption>")
@@ -56,8 +64,9 @@ def table(head: Sequence[str], rows: Rows, caption: str = "", numeric_from: int 
     return "\n".join(out)
 
 
-def figure(name: str, draw: Callable[[], str], caption: str, table: str) -> str:
-    """A figure and the table of its numbers, side by side (stacked when narrow or printed)."""
+def figure(name: str, draw: Callable[[], str], caption: str, table: str, wide: bool = False) -> str:
+    """A figure and the table of its numbers, side by side (stacked when narrow or printed); a
+    ``wide`` one (two panels) takes the row's width, its table below it."""
     if plots_available():
         svg = draw()
         plot = (
@@ -68,7 +77,9 @@ def figure(name: str, draw: Callable[[], str], caption: str, table: str) -> str:
             f'<p class="noplot" id="{name}-caption">{escape(caption)} (the plot needs matplotlib: '
             "<code>pip install 'trialbook[plots]'</code>; its numbers are in the table)</p>"
         )
-    return f'<div class="fig">{plot}<div class="numbers">{table}</div></div>'
+    return (
+        f'<div class="fig{" wide" if wide else ""}">{plot}<div class="numbers">{table}</div></div>'
+    )
 
 
 def interval(low: float, high: float) -> str:

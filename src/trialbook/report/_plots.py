@@ -99,6 +99,16 @@ def _percent_axis(ax: Any, axis: str = "y") -> None:
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(PercentFormatter(1.0, decimals=0))
 
 
+def _band(
+    ax: Any, xs: Sequence[float], low: Sequence[float], high: Sequence[float], colour: str
+) -> None:
+    """An interval as a faint fill with its edges drawn in its colour: two bands that overlap stay
+    two (denser fills over each other made a grey where neither colour could be read)."""
+    ax.fill_between(xs, low, high, color=colour, alpha=0.1, lw=0)
+    for edge in (low, high):
+        ax.plot(xs, edge, "-", color=colour, alpha=0.8, lw=0.7)
+
+
 def passk_svg(run: RunScore, name: str) -> str:
     """pass@k (rising) and pass^k (falling) against k, each with its interval as a band."""
     ks = list(run.ks)
@@ -109,9 +119,7 @@ def passk_svg(run: RunScore, name: str) -> str:
             ("pass^", "pass^k: all k attempts pass", VERMILLION, "s", "--"),
         ):
             ms = [run.metrics[f"{prefix}{k}"] for k in ks]
-            ax.fill_between(
-                ks, [m.ci_low for m in ms], [m.ci_high for m in ms], color=colour, alpha=0.18, lw=0
-            )
+            _band(ax, ks, [m.ci_low for m in ms], [m.ci_high for m in ms], colour)
             ax.plot(ks, [m.estimate for m in ms], style, color=colour, marker=marker, label=label)
         ax.set_xlabel("k (attempts per task)")
         ax.set_ylabel("share of tasks")
@@ -128,9 +136,7 @@ def rounds_svg(run: RunScore, name: str) -> str:
     with _figure(name, 6.0, 3.2) as (fig, out):
         ax = fig.add_subplot()
         ms = [run.metrics[f"within@{k}"] for k in ks]
-        ax.fill_between(
-            ks, [m.ci_low for m in ms], [m.ci_high for m in ms], color=BLUE, alpha=0.18, lw=0
-        )
+        _band(ax, ks, [m.ci_low for m in ms], [m.ci_high for m in ms], BLUE)
         label = "success within k rounds"
         ax.plot(ks, [m.estimate for m in ms], "-", color=BLUE, marker="o", label=label)
         ax.set_xlabel("k (rounds of repair per task)")
@@ -145,7 +151,7 @@ def rounds_svg(run: RunScore, name: str) -> str:
 def strata_svg(run: RunScore, metric: str, name: str) -> str:
     """Each stratum's ``metric`` with its interval, the run's own as a reference line."""
     strata = list(run.strata)
-    with _figure(name, 6.0, 0.9 + 0.38 * len(strata)) as (fig, out):
+    with _figure(name, 6.0, 1.15 + 0.38 * len(strata)) as (fig, out):  # + the legend
         ax = fig.add_subplot()
         ys = list(range(len(strata)))[::-1]
         est = [s.metrics[metric].estimate for s in strata]
@@ -160,7 +166,8 @@ def strata_svg(run: RunScore, metric: str, name: str) -> str:
         ax.set_xlabel(f"{metric} (interval over tasks)")
         _percent_axis(ax, "x")
         ax.grid(axis="y", visible=False)
-        ax.legend(loc="lower right")
+        # above the axes, outside them: inside, it sat on a stratum's interval whatever the corner
+        ax.legend(loc="lower right", bbox_to_anchor=(1, 1), borderaxespad=0.2)
     return out[0]
 
 
@@ -205,7 +212,9 @@ def difference_svg(paired: PairedRuns, name: str) -> str:
     size = 6.0 if len(tasks) <= 40 else 3.0  # hundreds of tasks: small markers, still apart
     with _figure(name, 6.0, 3.0) as (fig, out):
         ax = fig.add_subplot()
-        ax.axhspan(c.ci_low, c.ci_high, color=SKY, alpha=0.3, lw=0)
+        ax.axhspan(c.ci_low, c.ci_high, color=BLUE, alpha=0.1, lw=0)
+        for edge in (c.ci_low, c.ci_high):  # the band's edges, as passk's (_band)
+            ax.axhline(edge, color=BLUE, alpha=0.8, lw=0.7)
         ax.axhline(c.difference.estimate, color=BLUE, lw=1.2, label="mean difference, interval")
         ax.axhline(0, color="#333333", lw=0.8)
         groups: Sequence[tuple[str, str, str, Any]] = (
@@ -227,6 +236,7 @@ def difference_svg(paired: PairedRuns, name: str) -> str:
                     label=f"{label} ({len(xs)})",
                 )
         ax.set_xlim(0, len(tasks) + 1)
+        ax.xaxis.set_major_locator(_whole_numbers())  # the axis counts tasks: no 2.5
         ax.set_ylim(-1.05, 1.05)
         ax.set_xlabel("tasks, sorted by difference")
         ax.set_ylabel(f"{c.metric}: candidate - baseline")
@@ -237,40 +247,60 @@ def difference_svg(paired: PairedRuns, name: str) -> str:
 
 def budget_svg(budget: RunBudget, name: str) -> str:
     """Coverage against the per-task budget b, and the cost of b with and without stopping at the
-    first pass (budgets whose cost is unknown are left out of the cost panel)."""
+    first pass (budgets whose cost is unknown are left out of the cost panel; a run with no cost
+    at all has the coverage panel alone, never an empty frame beside it)."""
     bs = [r.budget for r in budget.rows]
-    with _figure(name, 6.0, 2.6) as (fig, out):
-        left, right = fig.subplots(1, 2)
+    series = [
+        ("all b attempts", VERMILLION, "o", "-", [r.cost for r in budget.rows]),
+        (
+            "stop at first pass",
+            BLUE,
+            "^",
+            "--",
+            [r.cost_stop_at_first_success for r in budget.rows],
+        ),
+    ]
+    known = [
+        (
+            label,
+            colour,
+            marker,
+            style,
+            [(b, c) for b, c in zip(bs, costs, strict=True) if c is not None],
+        )
+        for label, colour, marker, style, costs in series
+    ]
+    priced = any(points for *_, points in known)
+    # two panels at the width of one figure made 6 pt text: wider and taller, drawn at the page's
+    # full width (report/_page.py), their legend at the axes' own size
+    with _figure(name, 7.6, 3.0) if priced else _figure(name, 4.2, 2.8) as (fig, out):
+        axes = list(fig.subplots(1, 2)) if priced else [fig.add_subplot()]
+        left = axes[0]
         left.plot(bs, [r.coverage for r in budget.rows], "-", color=BLUE, marker="o")
         left.set_ylim(0, 1.02)
         left.set_xlabel("budget b (attempts per task)")
         left.set_ylabel("coverage")
         _percent_axis(left)
-        for label, colour, marker, style, costs in (
-            ("all b attempts", VERMILLION, "o", "-", [r.cost for r in budget.rows]),
-            (
-                "stop at first pass",
-                BLUE,
-                "^",
-                "--",
-                [r.cost_stop_at_first_success for r in budget.rows],
-            ),
-        ):
-            known = [(b, c) for b, c in zip(bs, costs, strict=True) if c is not None]
-            if known:
-                right.plot(
-                    *zip(*known, strict=True), style, color=colour, marker=marker, label=label
-                )
-        right.set_xlabel("budget b (attempts per task)")
-        right.set_ylabel("cost")
-        right.set_ylim(bottom=0)
-        if right.lines:
-            right.legend(loc="upper left", fontsize=8)
-        else:
-            right.text(0.5, 0.5, "cost not measured", ha="center", transform=right.transAxes)
-        for ax in (left, right):
+        if priced:
+            right = axes[1]
+            for label, colour, marker, style, points in known:
+                if points:
+                    right.plot(
+                        *zip(*points, strict=True), style, color=colour, marker=marker, label=label
+                    )
+            right.set_xlabel("budget b (attempts per task)")
+            right.set_ylabel("cost")
+            right.set_ylim(bottom=0)
+            right.legend(loc="upper left")
+        for ax in axes:
             ax.set_xticks(bs if len(bs) <= 12 else bs[:: max(1, len(bs) // 10)])
     return out[0]
+
+
+def _whole_numbers() -> Any:
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
 
 
 def _signed_percent() -> Any:
