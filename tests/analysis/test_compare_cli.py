@@ -283,3 +283,28 @@ def test_the_order_rows_finished_in_changes_no_figure(tmp_path: Path) -> None:
         outputs.append(data)
     assert outputs[0]["difference"]["ci_method"].startswith("sign-flip test, ")
     assert outputs[0] == outputs[1]
+
+
+def test_run_ids_holding_colons_are_compared_as_themselves(tmp_path: Path) -> None:
+    # a run id may hold colons (org:model:v2, a URL): LEDGER:RUN splits at the ledger's own end,
+    # not at the last colon ("LEDGER:org:model" is no file)
+    rows = [
+        *matrix_rows({f"t{i}": [0] for i in range(6)}, run_id="org:model:v2"),
+        *matrix_rows({f"t{i}": [1] for i in range(6)}, run_id="org:model:v3"),
+    ]
+    ledger = str(write_jsonl(tmp_path / "l.jsonl", rows))
+    named = invoke(
+        "compare", f"{ledger}:org:model:v2", f"{ledger}:org:model:v3", "--format", "json"
+    )
+    assert named.exit_code == 0, named.output
+    data = json.loads(named.output)
+    assert (data["baseline"]["run_id"], data["candidate"]["run_id"]) == (
+        "org:model:v2",
+        "org:model:v3",
+    )
+    alone = CliRunner().invoke(main, ["compare", ledger, "--format", "json"])
+    assert alone.exit_code == 0, alone.output
+    assert json.loads(alone.stdout)["candidate"]["run_id"] == "org:model:v3"
+    missing = invoke("compare", f"{tmp_path}/nope.db:org:model:v2", ledger)
+    assert missing.exit_code == 2
+    assert "nope.db" in missing.output

@@ -20,9 +20,16 @@ __all__: list[str] = []
 
 
 def _split_spec(spec: str) -> tuple[Path, str | None]:
+    """LEDGER[:RUN_ID] as a path and a run id. A run id may hold colons (``org:model:v2``), and so
+    may a file name: the ledger is the longest part before a colon that exists; where none does,
+    the part before the last colon (so that the error names the missing file)."""
     path = Path(spec)
     if path.exists():
         return path, None
+    cuts = [i for i, ch in enumerate(spec) if ch == ":" and 0 < i < len(spec) - 1]
+    for i in reversed(cuts):
+        if Path(spec[:i]).exists():
+            return Path(spec[:i]), spec[i + 1 :]
     head, sep, tail = spec.rpartition(":")
     if sep and head and tail:
         return Path(head), tail

@@ -153,8 +153,7 @@ def _two_runs(spec: str, read: Callable[[Path], Ledger]) -> tuple[str, str]:
     from trialbook.errors import ArgumentError
 
     if not Path(spec).exists():
-        head, sep, _ = spec.rpartition(":")
-        if not (sep and Path(head).exists()):
+        if not any(Path(spec[:i]).exists() for i, ch in enumerate(spec) if ch == ":" and i):
             raise ArgumentError(f"{spec}: no such file")
         raise ArgumentError(
             f"{spec}: give CANDIDATE too (BASELINE alone must be a ledger holding two runs)"
