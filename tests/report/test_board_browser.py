@@ -4,28 +4,17 @@ tested: it loads offline, fetches nothing, logs no error, and its figures are dr
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
 from tests.analysis.test_board import RATES, _ledger, _rows
-from tests.report.browser import chromium, visit
+from tests.report.browser import visit
 from trialbook.analysis import BoardOptions, board_runs
 from trialbook.report import board_html
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def _needs_chromium() -> None:
-    if chromium() is None:
-        if os.environ.get("CI"):
-            pytest.fail(
-                "chromium is missing, and CI must run the browser test (.ci/run installs it)"
-            )
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_chromium")]
 
 
 def test_the_board_page_renders_offline_without_errors(tmp_path: Path) -> None:

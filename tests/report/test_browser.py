@@ -8,29 +8,18 @@ than skip when it is missing. The first test shows the watcher itself catches wh
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
 from tests.report._two_runs import two_runs
-from tests.report.browser import PageVisit, chromium, visit
+from tests.report.browser import PageVisit, visit
 from trialbook.analysis import build_report
 from trialbook.ledger import read_ledger
 from trialbook.report import report_html
 
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True)
-def _needs_chromium() -> None:
-    if chromium() is None:
-        if os.environ.get("CI"):
-            pytest.fail(
-                "chromium is missing, and CI must run the browser test (.ci/run installs it)"
-            )
-        pytest.skip("chromium is not installed (apt-get install chromium)")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_chromium")]
 
 
 def _pixels(visit_: PageVisit) -> Image.Image:
