@@ -211,3 +211,22 @@ def test_board_ranks_the_site_files_leaderboard_on_its_instances() -> None:
     assert [systems[r]["estimate"] for r in (ALPHA, BETA, GAMMA)] == [6 / 8, 4 / 8, 1 / 8]
     # cost per task: the instances' mean, which the page states as instance_cost for alpha, beta
     assert [systems[r]["cost"]["estimate"] for r in (ALPHA, BETA, GAMMA)] == [0.5, 0.25, 0.5]
+
+
+def test_the_board_says_what_each_import_noted_of_its_run() -> None:
+    # the page's 62.5% for gamma against its instances' 1/8: a board ranking gamma on 1/8 must
+    # say so beside it, in every format; what every run's source notes alike is said once
+    args = ["board", str(SITE), "--board", "Verified", "--resamples", "500"]
+    disagree = "the leaderboard reports 62.5% resolved, but its per-instance details give 1/8"
+    doc = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).stdout)
+    systems = {s["run_id"]: s for s in doc["systems"]}
+    assert any(n.startswith(disagree) for n in systems[GAMMA]["notes"])
+    assert not any(n.startswith(disagree) for n in systems[ALPHA]["notes"])
+    shared = [n for n in doc["notes"] if n.startswith("every run: ")]
+    assert len(shared) == 2  # no time limit etc. recorded; one submission without details
+    assert all(n[len("every run: ") :] not in s["notes"] for n in shared for s in doc["systems"])
+    for fmt in ("table", "markdown", "html"):
+        out = CliRunner().invoke(main, [*args, "--format", fmt]).stdout
+        flat = " ".join(out.split())
+        assert f"note on {GAMMA}" in flat, fmt
+        assert disagree in flat, fmt

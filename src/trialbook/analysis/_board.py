@@ -64,6 +64,24 @@ class _Side:
     index: NDArray[np.intp]  # the shared tasks, as positions in run.task_ids
 
 
+def _run_notes(
+    found: Sequence[tuple[str, str, Ledger]], loaded: Sequence[_Run], board: list[str]
+) -> dict[str, tuple[str, ...]]:
+    """Per run, what its source notes of it and whether it finished; a note every run carries
+    goes once into ``board``'s notes instead."""
+    per: dict[str, tuple[str, ...]] = {}
+    for (_, rid, ledger), run in zip(found, loaded, strict=True):
+        provenance = ledger.source_of(rid)
+        own = [] if provenance is None else list(provenance.notes)
+        if run.incomplete:
+            own.insert(0, f"{run.incomplete}: ranked on the attempts made so far")
+        per[rid] = tuple(dict.fromkeys(own))
+    common = set.intersection(*(set(n) for n in per.values())) if len(per) > 1 else set()
+    first = next(iter(per.values()), ())
+    board.extend(f"every run: {n}" for n in first if n in common)
+    return {rid: tuple(n for n in own if n not in common) for rid, own in per.items()}
+
+
 def _runs_of(
     ledgers: Sequence[str | Path], runs: Sequence[str] | None, read: Callable[[Path], Ledger]
 ) -> list[tuple[str, str, Ledger]]:
@@ -339,6 +357,7 @@ def board_runs(
             )
         loaded.append(run)
     shared, notes = _shared_tasks(loaded, options.allow_different_suites)
+    run_notes = _run_notes(found, loaded, notes)
     graders = {frozenset(r.meta["grader_version"]) for r in loaded}
     if len(graders) > 1:
         notes.append("grader_version differs between runs: differences may come from the grader")
@@ -404,6 +423,7 @@ def board_runs(
                 rank_high=int(ranks.high[i]),
                 frontier=frontier,
                 dominated_by=by,
+                notes=run_notes[s.run.run_id],
             )
         )
     return Board(

@@ -96,6 +96,10 @@ class BoardSystem:
     system is decided better and significantly cheaper; off: neither; None: no cost."""
     dominated_by: tuple[str, ...]
     """The runs that dominate it with confidence."""
+    notes: tuple[str, ...] = ()
+    """What its source says of this run alone (an import's notes: a publisher's figure that its
+    instances do not give, what the source does not record; an unfinished run); a note every
+    run on the board shares is the board's instead."""
 
     @property
     def leader(self) -> bool:

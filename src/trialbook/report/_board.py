@@ -64,6 +64,7 @@ def _system_dict(s: BoardSystem) -> dict[str, Any]:
         "leader": s.leader,
         "frontier": s.frontier,
         "dominated_by": list(s.dominated_by),
+        "notes": list(s.notes),
     }
 
 
@@ -175,6 +176,11 @@ def _frontier_lines(b: Board) -> list[str]:
     return lines
 
 
+def _run_notes(b: Board) -> list[tuple[str, str]]:
+    """(run, note) for every note of one run, in the board's order."""
+    return [(s.run_id, n) for s in b.systems for n in s.notes]
+
+
 def _how(b: Board) -> str:
     most = "" if all(p.method == b.test_method for p in b.pairs) else ", most pairs"
     return (
@@ -205,6 +211,9 @@ def board_table(b: Board) -> Group:
         table.add_row(*cells, style="bold" if s.leader else None)
     parts += [Text(""), table, Text("")]
     parts += [Phrases(line) for line in _frontier_lines(b)]
+    parts += [
+        Phrases(f"note on {shown(rid)}: {shown(n)}", style="yellow") for rid, n in _run_notes(b)
+    ]
     parts.append(Phrases(_how(b), style="dim"))
     return Group(*parts)
 
@@ -237,6 +246,7 @@ def board_markdown(b: Board) -> str:
     ]
     out.append("")
     out += [f"- {md_text(line)}" for line in _frontier_lines(b)]
+    out += [f"- **note on {md_text(shown(rid))}:** {md_text(shown(n))}" for rid, n in _run_notes(b)]
     pairs = [
         "| a | b | difference | p | p (Holm) | decision |",
         "|---|---|---:|---:|---:|---|",

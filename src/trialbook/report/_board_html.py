@@ -134,6 +134,11 @@ def board_html(b: Board) -> str:
         parts.append(
             f'<p class="note">off the cost axis (cost not known): {escape(_cost_list(b.no_cost))}</p>'
         )
+    parts += [
+        f'<p class="note">note on {escape(shown(s.run_id))}: {escape(shown(n))}</p>'
+        for s in b.systems
+        for n in s.notes
+    ]
     parts.append("</section>")
     rank_rows = [
         [shown(s.run_id), str(s.rank), str(s.rank_low), str(s.rank_high)] for s in b.systems
