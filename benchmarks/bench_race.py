@@ -5,10 +5,11 @@
    look after 500 pairs (what a non-incremental race would do), and against one trivial attempt
    through the real harness (agent ``true``, grader ``true``, process tier): the ratios say how
    small a look is next to an attempt.
-2. Attempts saved, on the simulated designs of the issue (2,000 races of a 500-task suite each):
-   the median share of the suite a race uses, its right-decision rate, and the share a fixed
-   design of the same power needs (exact McNemar with single attempts, a paired z-test over tasks
-   with several), each design measured in the same run.
+2. Attempts saved, on simulated designs (2,000 races of a 500-task suite each), for the race's
+   default design (``spending``: alpha spent over the suite's size) and the betting sequence: the
+   median share of the suite a race uses, its right-decision rate, and the share a fixed design of
+   the same power needs (exact McNemar with single attempts, a paired z-test over tasks with
+   several), each design measured in the same run.
 
 Prints JSON. ``python benchmarks/bench_race.py [--quick]``.
 """
@@ -26,7 +27,15 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from trialbook.harness import RunOptions, run_suite
-from trialbook.stats import DiscordantSequence, PairedSequence, discordant_stops, race_stops
+from trialbook.stats import (
+    DiscordantSequence,
+    PairedSequence,
+    SpendingSequence,
+    discordant_stops,
+    obrien_fleming_bounds,
+    race_stops,
+    spending_stops,
+)
 from trialbook.suite import freeze, load_suite, write_lock
 
 QUICK = "--quick" in sys.argv
@@ -80,6 +89,17 @@ def _attempt_ms(root: Path, attempts: int = 20) -> float:
     return 1e3 * (time.perf_counter() - t0) / attempts
 
 
+def _fixed_right(d: NDArray[np.float64], n: int, single: bool) -> NDArray[np.bool_]:
+    """Right-signed rejections of the fixed test run once on the first n pairs."""
+    if single:
+        b, c = np.sum(d[:, :n] == -1, axis=1), np.sum(d[:, :n] == 1, axis=1)
+        p = np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(b, c), b + c, 0.5))
+        return np.asarray((p < ALPHA) & (c > b))
+    mean = d[:, :n].mean(axis=1)
+    sd = d[:, :n].std(axis=1, ddof=1)
+    return np.asarray(mean / (sd / np.sqrt(n)) > stats.norm.ppf(1 - ALPHA / 2))
+
+
 def _fixed_share(d: NDArray[np.float64], power: float, single: bool) -> float:
     """Fewest tasks (share of the suite) a test run once on the first n tasks needs for
     ``power`` (right-signed rejections) on these same races; > 1 when the suite is not enough."""
@@ -107,7 +127,15 @@ def _designs(rng: np.random.Generator) -> dict[str, tuple[NDArray[np.float64], i
     null = np.where(u < 0.10, 1.0, np.where(u < 0.20, -1.0, 0.0))
     p = rng.beta(0.6, 1.2, size=(RACES, TASKS))
     k3 = (rng.binomial(3, np.clip(p + 0.10, 0, 1)) - rng.binomial(3, p)) / 3
+    q = rng.beta(2, 5, size=(RACES, TASKS))
+    many = {
+        f"single attempt, Beta(2, 5) tasks, +{delta:.2f}": (
+            rng.binomial(1, np.clip(q + delta, 0, 1)) - rng.binomial(1, q)
+        ).astype(float)
+        for delta in (0.10, 0.05)
+    }
     return {
+        **{name: (d, 1) for name, d in many.items()},
         "single attempt, +0.10 (20% discordant)": (single, 1),
         "single attempt, no difference": (null, 1),
         "3 attempts, skewed difficulty, about +0.10": (k3, 3),
@@ -122,11 +150,17 @@ def main() -> None:
     betting_us = _per_update_us(PairedSequence, values)
     discordant_us = _per_update_us(DiscordantSequence, values)
     recompute_us = _recompute_us(values)
+    t0 = time.perf_counter()
+    obrien_fleming_bounds(values.size, ALPHA)  # once per race (cached after)
+    bounds_ms = 1e3 * (time.perf_counter() - t0)
+    spending_us = _per_update_us(lambda: SpendingSequence(horizon=values.size), values)
     out: dict[str, object] = {
         "per_update": {
             "betting_incremental_us": round(betting_us, 1),
             "betting_incremental_median_us": round(_median_update_us(PairedSequence, values), 1),
             "discordant_incremental_us": round(discordant_us, 2),
+            "spending_incremental_us": round(spending_us, 1),
+            "spending_boundaries_500_looks_ms": round(bounds_ms),
             "betting_recompute_at_500_pairs_us": round(recompute_us, 1),
             "recompute_over_incremental": round(recompute_us / betting_us, 1),
             "one_trivial_attempt_ms": round(attempt_ms, 1),
@@ -137,7 +171,14 @@ def main() -> None:
     for name, (d, k) in _designs(rng).items():
         full = 2 * k * TASKS
         row: dict[str, object] = {"full_suite_attempts": full}
-        methods = {"betting-population": race_stops(d, alpha=ALPHA)}
+        if "no difference" not in name:
+            row["fixed_design_power_whole_suite"] = round(
+                float(np.mean(_fixed_right(d, TASKS, k == 1))), 3
+            )
+        methods = {
+            "spending": spending_stops(d, alpha=ALPHA, attempts=k),
+            "betting-population": race_stops(d, alpha=ALPHA),
+        }
         if k == 1:
             methods["discordant"] = discordant_stops(d.astype(np.int64), alpha=ALPHA)
         for method, (decision, used) in methods.items():

@@ -33,7 +33,7 @@ def test_the_task_limit_and_the_suite_end_are_reasons_of_their_own() -> None:
 
 
 def test_a_clear_difference_excludes_zero_and_the_suite_form_too() -> None:
-    for method in ("betting-population", "betting-suite", "discordant"):
+    for method in ("spending", "betting-population", "betting-suite", "discordant"):
         replay = SequenceReplay(ORDER, SequentialOptions(method=method))  # type: ignore[arg-type]
         replay.advance(dict.fromkeys(ORDER, 1.0))
         assert replay.stopped_because == "excludes-zero", method

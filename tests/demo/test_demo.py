@@ -281,8 +281,8 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
 def test_the_demo_race_ends_where_docs_cli_says(tmp_path: Path) -> None:
     # docs/cli.md states the interval the documented demo race ends at. The race's outcome is the
     # seeded agents': attempt i of a task passes when its choice (seed i of the suite) is the
-    # correct fix and it does not hang past the timeout. A replay of two such runs
-    # (compare --sequential, the race's own order seed 0 and sequence) gives the race's interval.
+    # correct fix and it does not hang past the timeout. A replay of two such runs (the race's
+    # own order, seed 0, and its default design) gives the race's interval.
     import re
 
     from trialbook.suite import freeze, load_suite
@@ -311,23 +311,32 @@ def test_the_demo_race_ends_where_docs_cli_says(tmp_path: Path) -> None:
                 )
     ledger = tmp_path / "race.jsonl"
     ledger.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    out = CliRunner().invoke(
-        main,
-        [
-            "compare",
-            f"{ledger}:baseline",
-            f"{ledger}:candidate",
-            "--sequential",
-            "--format",
-            "json",
-        ],
+    # the race's own replay: its default design over its order (seed 0) of the tasks it races
+    from trialbook.analysis import (
+        SequenceReplay,
+        SequentialOptions,
+        run_task_rates,
+        task_differences,
     )
-    assert out.exit_code == 0, out.output
-    doc = json.loads(out.output)
-    assert (doc["stopped_because"], doc["tasks_used"]) == ("suite-spent", 21)
+    from trialbook.ledger import read_ledger
+    from trialbook.stats import task_order
+
+    read = read_ledger(ledger)
+    rates = [run_task_rates(read, name) for name in ("baseline", "candidate")]
+    order = task_order(sorted(set(EASE) - set(lock.quarantined)), 0)
+    replay = SequenceReplay(order, SequentialOptions(method="spending"), attempts=len(seeds))
+    replay.advance(task_differences(*rates, attempts=len(seeds)))
     docs = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
-    stated = re.search(r"ends at \[−(\d+\.\d), \+(\d+\.\d)\] points", docs)
-    assert stated is not None, "docs/cli.md no longer states the demo race's interval"
-    low, high = -float(stated.group(1)), float(stated.group(2))
-    assert round(100 * doc["difference"]["ci_low"], 1) == low
-    assert round(100 * doc["difference"]["ci_high"], 1) == high
+    stated = re.search(
+        r"decides\s+on\s+(\d+)\s+of\s+the\s+(\d+)\s+tasks:\s+(\w+),\s+ending\s+at\s+"
+        r"\[([−+])(\d+\.\d),\s+([−+])(\d+\.\d)\]\s+points",
+        docs,
+    )
+    assert stated is not None, "docs/cli.md no longer states where the demo race stops"
+    used, total, decision, s_low, low, s_high, high = stated.groups()
+    assert (replay.used, len(order), replay.look.decision) == (int(used), int(total), decision)
+    look = replay.look
+    assert look.ci_low is not None
+    assert look.ci_high is not None
+    assert round(100 * look.ci_low, 1) == float(low) * (-1 if s_low == "−" else 1)
+    assert round(100 * look.ci_high, 1) == float(high) * (-1 if s_high == "−" else 1)

@@ -22,7 +22,7 @@ from trialbook.cli import main
 from trialbook.harness.testing import Attempt, ScriptedAgent
 from trialbook.ledger import read_ledger
 from trialbook.race import RaceOptions, run_race
-from trialbook.stats import PairedSequence, SequenceLook, task_order
+from trialbook.stats import SequenceLook, SpendingSequence, task_order
 
 IDS = [f"t{i:02d}" for i in range(30)]
 BASELINE_PASSES = set(IDS[:4])
@@ -45,8 +45,9 @@ CANDIDATE = ScriptedAgent(attempts={t: [PASS] for t in CANDIDATE_PASSES}, defaul
 
 def expected_stop() -> SequenceLook:
     """Where the race must stop, from first principles: the known per-task differences (+1 where
-    only the candidate passes, 0 elsewhere) fed in the seeded order to the sequence itself."""
-    seq = PairedSequence(alpha=ALPHA)
+    only the candidate passes, 0 elsewhere) fed in the seeded order to the race's default design
+    itself, whose horizon is the suite's size."""
+    seq = SpendingSequence(horizon=len(IDS), alpha=ALPHA)
     for task in task_order(IDS, SEED):
         look = seq.update(float((task in CANDIDATE_PASSES) - (task in BASELINE_PASSES)))
         if look.decision != "undecided":
@@ -88,7 +89,7 @@ def test_a_race_stops_where_the_sequence_decides(suite: Path, tmp_path: Path) ->
         "ci_low": want.ci_low,
         "ci_high": want.ci_high,
     }
-    assert (doc["method"], doc["alpha"]) == ("betting-population", ALPHA)
+    assert (doc["method"], doc["alpha"]) == ("spending", ALPHA)
     # jobs=2: the batch of the deciding pair may hold one pair more; the sequence never used it
     rows = read_ledger(ledger)
     assert doc["attempts_used"] == len(rows) in (2 * want.tasks, 2 * want.tasks + 2)

@@ -31,6 +31,7 @@ from trialbook.stats import (
     PairedSequence,
     SequenceLook,
     SequenceMethod,
+    SpendingSequence,
     task_order,
 )
 
@@ -56,7 +57,9 @@ class SequentialOptions:
     alpha: float = 0.05
     """The error rate kept at every look at once."""
     method: SequenceMethod = "betting-population"
-    """``betting-population`` (default), ``betting-suite`` or ``discordant`` (single attempts)."""
+    """``betting-population`` (default: runs that may grow have no horizon), ``spending`` (the
+    group-sequential design over a known horizon, a race's default), ``betting-suite`` or
+    ``discordant`` (single attempts)."""
     order_seed: int = 0
     """The seed of the task order."""
     min_effect: float | None = None
@@ -93,16 +96,30 @@ class SequenceReplay:
     """
 
     def __init__(
-        self, order: Sequence[str], options: SequentialOptions, *, stop_on_decision: bool = True
+        self,
+        order: Sequence[str],
+        options: SequentialOptions,
+        *,
+        stop_on_decision: bool = True,
+        attempts: int = 1,
     ) -> None:
+        """``attempts``: each system's attempts per task (the lattice of the differences, which
+        the ``spending`` design's variance floor uses); its horizon is the order's limit."""
         options.check()
         self.stop_on_decision = stop_on_decision
         self.order = tuple(order)
         self.options = options
         self.limit = min(len(self.order), options.max_tasks or len(self.order))
-        self.sequence: PairedSequence | DiscordantSequence
+        self.sequence: PairedSequence | DiscordantSequence | SpendingSequence
         if options.method == "discordant":
             self.sequence = DiscordantSequence(alpha=options.alpha)
+        elif options.method == "spending":
+            self.sequence = SpendingSequence(
+                horizon=self.limit,
+                alpha=options.alpha,
+                min_effect=options.min_effect,
+                attempts=attempts,
+            )
         else:
             total = len(self.order) if options.method == "betting-suite" else None
             self.sequence = PairedSequence(
@@ -221,7 +238,9 @@ def _replay(
                 "attempts: use method betting-population",
                 argument="method",
             )
-    replay = SequenceReplay(order, options, stop_on_decision=stop_on_decision)
+    # the lattice of the differences: a race's k, or the most attempts a task of either run has
+    lattice = attempts or max((n for n, _ in (*base.values(), *cand.values())), default=1)
+    replay = SequenceReplay(order, options, stop_on_decision=stop_on_decision, attempts=lattice)
     replay.advance(diffs)
     used = replay.order[: replay.used]
     rate_b = float(np.mean([base[t][1] / base[t][0] for t in used])) if used else 0.0

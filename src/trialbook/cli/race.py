@@ -83,11 +83,13 @@ class _Lines:
 )
 @click.option(
     "--method",
-    type=click.Choice(["betting-population", "betting-suite", "discordant"]),
-    default="betting-population",
+    type=click.Choice(["spending", "betting-population", "betting-suite", "discordant"]),
+    default="spending",
     show_default=True,
-    help="The confidence sequence (docs/statistics.md): the task population's mean difference, "
-    "the full suite's, or the discordant-pair test (single attempts, no interval).",
+    help="The sequential design (docs/statistics.md): alpha spent over the suite's known size "
+    "(O'Brien-Fleming type, about the fixed design's power); the betting confidence sequence "
+    "for the task population's or the full suite's mean difference; or the discordant-pair "
+    "test (single attempts, no interval).",
 )
 @click.option("--jobs", type=int, default=1, show_default=True, help="Task pairs run at once.")
 @click.option(
@@ -136,11 +138,12 @@ def race(
     fmt: str,
 ) -> None:
     """Race CANDIDATE against BASELINE on a frozen SUITE: both run task by task in a seeded
-    random order (same tasks, same seeds), and the race stops as soon as an anytime-valid
-    confidence sequence for the mean per-task difference excludes 0 (improvement or regression),
-    or excludes every difference of at least --min-effect, or the suite (--max-tasks) is spent.
+    random order (same tasks, same seeds), and the race stops as soon as its sequential interval
+    for the mean per-task difference excludes 0 (improvement or regression), or excludes every
+    difference of at least --min-effect, or the suite (--max-tasks) is spent.
 
-    The interval is valid at every look at once, so stopping early keeps the error rate
+    The default design spends alpha over the suite's size (its horizon), so it keeps the error
+    rate at every look at once and about the power of a fixed design on the whole suite
     (docs/statistics.md). Progress prints one line per task pair on standard error. Ctrl-C stops
     cleanly; --resume continues with the same order. Exit 130 when interrupted, 2 on bad input.
     """

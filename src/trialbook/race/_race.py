@@ -56,7 +56,7 @@ class RaceOptions:
     min_effect: float | None = None
     max_tasks: int | None = None
     order_seed: int = 0
-    method: str = "betting-population"
+    method: str = "spending"
     jobs: int = 1
     """Task pairs run at once (each side's attempts of ``jobs`` tasks run in parallel)."""
     resume: str | None = None
@@ -168,7 +168,7 @@ def _new_race(options: RaceOptions, sequential: SequentialOptions) -> RaceRecord
     if sequential.method == "discordant" and suite.k != 1:
         raise ArgumentError(
             f"the discordant test takes single-attempt suites; this one has k={suite.k}: use "
-            "method betting-population",
+            "method spending",
             argument="method",
         )
     ids = [t.id for t in suite.tasks if t.id not in check.current.quarantined]
@@ -293,7 +293,7 @@ def run_race(
         assert race.suite_path is not None
         suite = Path(race.suite_path)
         k = load_suite(suite).k
-        replay = SequenceReplay(race.task_order, sequential)
+        replay = SequenceReplay(race.task_order, sequential, attempts=k)
         full = 2 * k * len(race.task_order)
         if progress is not None:
             progress.begin(race, [])

@@ -56,6 +56,7 @@ from trialbook.stats._signflip import (
     paired_p_values,
     paired_test,
 )
+from trialbook.stats._spending import SpendingSequence, obrien_fleming_bounds, spending_stops
 from trialbook.stats._variance import VarianceComponents, variance_components
 
 __all__ = [
@@ -81,6 +82,7 @@ __all__ = [
     "RankIntervals",
     "SequenceLook",
     "SequenceMethod",
+    "SpendingSequence",
     "Total",
     "VarianceComponents",
     "budget_curve",
@@ -96,6 +98,7 @@ __all__ = [
     "mcnemar_interval",
     "mcnemar_mid_p",
     "newcombe_paired_ci",
+    "obrien_fleming_bounds",
     "paired_cost_bootstrap",
     "paired_difference",
     "paired_p_values",
@@ -108,6 +111,7 @@ __all__ = [
     "plan_design",
     "race_stops",
     "rank_intervals",
+    "spending_stops",
     "task_bootstrap",
     "task_order",
     "total_of",

@@ -65,11 +65,20 @@ __all__ = [
     "task_order",
 ]
 
-SequenceMethod = Literal["betting-population", "betting-suite", "discordant"]
-SEQUENCE_METHODS: tuple[SequenceMethod, ...] = ("betting-population", "betting-suite", "discordant")
-"""``betting-population`` (the default): with replacement, covers the task population's mean
-difference; ``betting-suite``: without replacement, covers the full suite's; ``discordant``: the
-Beta-mixture test on discordant single-attempt pairs (a decision, no interval)."""
+SequenceMethod = Literal["spending", "betting-population", "betting-suite", "discordant"]
+SEQUENCE_METHODS: tuple[SequenceMethod, ...] = (
+    "spending",
+    "betting-population",
+    "betting-suite",
+    "discordant",
+)
+"""``spending`` (a race's default): the group-sequential test over the race's known horizon
+(Lan-DeMets O'Brien-Fleming-type alpha spending, :mod:`trialbook.stats._spending`), its repeated
+confidence interval for the task population's mean difference; ``betting-population`` (the default
+of ``compare --sequential``, whose runs have no horizon): the betting confidence sequence, with
+replacement, covers the task population's mean difference for an unbounded stream;
+``betting-suite``: without replacement, covers the full suite's; ``discordant``: the Beta-mixture
+test on discordant single-attempt pairs (a decision, no interval)."""
 
 _CAP = 0.75
 """The largest bet (the paper's c, which it suggests at 1/2 or 3/4): at most three quarters of the
