@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench clean screenshot
+.PHONY: demo test lint typecheck unit bench clean screenshot base-image
 
 $(STAMP): pyproject.toml setup.py src/trialbook/ledger/formats/_cjsonl.c
 	$(PYTHON) -m venv $(VENV)
@@ -53,3 +53,14 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache
+
+# The container tier's base image (localhost/trialbook-base:bookworm), which a task's Dockerfile can
+# start FROM: Debian bookworm's minimal system by debootstrap (from its default mirror), imported
+# into podman. Needs root, podman and debootstrap; does nothing when the image exists.
+BASE_IMAGE := localhost/trialbook-base:bookworm
+base-image:
+	@if podman image exists $(BASE_IMAGE) 2>/dev/null; then echo "$(BASE_IMAGE): present"; else \
+		rootfs=$$(mktemp -d /var/tmp/trialbook-rootfs.XXXXXX) && \
+		debootstrap --variant=minbase bookworm "$$rootfs" >/dev/null && \
+		tar -C "$$rootfs" -c . | podman import - $(BASE_IMAGE) >/dev/null && \
+		rm -rf "$$rootfs" && echo "$(BASE_IMAGE): built"; fi
