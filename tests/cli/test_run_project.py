@@ -77,7 +77,7 @@ def test_tool_trialbook_in_pyproject_is_a_project_file(
     [
         ('agnet = "./agent.sh"\n', "unknown key 'agnet'"),
         ("jobs = 0\n", "jobs must be a whole number >= 1, got 0"),
-        ('sandbox = "docker"\n', "sandbox must be auto, bwrap or process"),
+        ('sandbox = "docker"\n', "sandbox must be auto, bwrap, process or container"),
         ("suite = [\n", "not a readable TOML file"),
     ],
 )

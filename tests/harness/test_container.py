@@ -2,9 +2,7 @@
 what the container can and cannot do, the image built once per context, and what a killed
 harness left found and removed by label.
 
-Needs podman (or docker) and the local base image ``localhost/trialbook-base:bookworm``, which
-``.ci/run`` installs and builds (debootstrap, then ``podman import``): under CI a missing one
-fails; elsewhere these tests skip and say why.
+Needs podman (or docker) and the local base image (tests/harness/_containers.py).
 """
 
 from __future__ import annotations
@@ -19,27 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness._containers import BASE, container_engine
 from trialbook.errors import ArgumentError
 from trialbook.harness import _container as ct
-
-BASE = "localhost/trialbook-base:bookworm"
 
 
 @pytest.fixture(scope="module")
 def engine() -> ct.Engine:
-    why = None
-    if shutil.which("podman") is None and shutil.which("docker") is None:
-        why = "no container engine (podman or docker) is installed"
-    else:
-        name, exe = ct.find_engine()
-        exists = subprocess.run([exe, "image", "inspect", BASE], capture_output=True, check=False)
-        if exists.returncode != 0:
-            why = f"{name} has no image {BASE} (.ci/run builds it with debootstrap)"
-    if why is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"the container tier's tests must run under CI: {why}")
-        pytest.skip(why)
-    return ct.engine_for(None, BASE)
+    return container_engine()
 
 
 def _run(

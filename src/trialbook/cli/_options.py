@@ -177,14 +177,15 @@ def interval_options(fn: F) -> F:
 
 sandbox_option = click.option(
     "--sandbox",
-    type=click.Choice(["auto", "bwrap", "process"]),
+    type=click.Choice(["auto", "bwrap", "process", "container"]),
     default=None,
     help=(
         "auto (the default): bubblewrap where it works, else the process tier (and say so); "
-        "bwrap: require it; process: own session + rlimits only."
+        "bwrap: require it; process: own session + rlimits only; container: each command in "
+        "a fresh container of the task's image (podman or docker)."
     ),
 )
-"""``--sandbox auto|bwrap|process`` (see docs/harness.md)."""
+"""``--sandbox auto|bwrap|process|container`` (see docs/harness.md)."""
 
 
 def source_options(fn: F) -> F:

@@ -25,6 +25,7 @@ from pathlib import Path
 from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
 from trialbook.harness._channel import VERDICT_VAR, VerdictChannel
+from trialbook.harness._container import ContainerTarget
 from trialbook.harness._feedback import FEEDBACK_VAR
 from trialbook.harness._fs import Free, agent_filled_the_disk, free_space, remove_tree
 from trialbook.harness._process import NOT_STARTED, Captured, Outcome, run_sandboxed
@@ -187,7 +188,7 @@ def _attempt(
     env = base_env(
         {
             "HOME": str(io),
-            "TMPDIR": "/tmp" if spec.tier == "bwrap" else str(io),
+            "TMPDIR": "/tmp" if spec.tier != "process" else str(io),
             "TRIALBOOK_PROMPT_FILE": str(prompt_file),
             "TRIALBOOK_TASK_ID": spec.task_id,
             "TRIALBOOK_ATTEMPT": str(spec.attempt_index),
@@ -206,6 +207,7 @@ def _attempt(
         readonly=tuple(shown),
         hidden=spec.hidden,
         network=budget.network,
+        container=spec.container,
     )
     agent = run_sandboxed(
         "agent",
@@ -278,6 +280,7 @@ def _attempt(
         grace_s=spec.grace_s,
         memory_mb=spec.memory_mb,
         outcomes=spec.outcomes,
+        container=spec.container,
     )
     if verdict is None:
         return None
@@ -312,6 +315,7 @@ def grade_workspace(
     grace_s: float = 2.0,
     memory_mb: int = 8192,
     outcomes: tuple[str, ...] = (),
+    container: ContainerTarget | None = None,
 ) -> Verdict | None:
     """Run ``grader`` in ``workspace`` with a fresh copy of ``oracle`` (checked against
     ``oracle_hash`` when given); ``outcomes`` are the outcome kinds the task declares.
@@ -337,7 +341,7 @@ def grade_workspace(
         return _grade(workspace, attempt_dir, captured, channel, copy, home, task_id=task_id,
                       grader=grader, grader_timeout_s=grader_timeout_s, tier=tier, token=token,
                       attempt_index=attempt_index, seed=seed, hidden=hidden, grace_s=grace_s,
-                      memory_mb=memory_mb, outcomes=outcomes)  # fmt: skip
+                      memory_mb=memory_mb, outcomes=outcomes, container=container)  # fmt: skip
     finally:
         channel.close()
 
@@ -361,11 +365,12 @@ def _grade(
     grace_s: float,
     memory_mb: int,
     outcomes: tuple[str, ...],
+    container: ContainerTarget | None,
 ) -> Verdict | None:
     env = base_env(
         {
             "HOME": home,
-            "TMPDIR": "/tmp" if tier == "bwrap" else str(attempt_dir),
+            "TMPDIR": "/tmp" if tier != "process" else str(attempt_dir),
             "TRIALBOOK_ORACLE_DIR": str(copy),
             "TRIALBOOK_TASK_ID": task_id,
             "TRIALBOOK_ATTEMPT": str(attempt_index),
@@ -374,7 +379,12 @@ def _grade(
             TOKEN_VAR: token,
         }
     )
-    sandbox = SandboxSpec(workspace=workspace, readonly=(copy, channel.folder), hidden=hidden)
+    sandbox = SandboxSpec(
+        workspace=workspace,
+        readonly=(copy, channel.folder),
+        hidden=hidden,
+        container=container,
+    )
     limits = Limits(cpu_s=math.ceil(grader_timeout_s) + 10, memory_mb=memory_mb)
     outcome = run_sandboxed(
         "grader",

@@ -33,10 +33,14 @@ from trialbook.errors import ArgumentError
 
 __all__ = [
     "ENGINES",
+    "ENGINE_FAILED",
     "ContainerError",
     "ContainerSpec",
+    "ContainerTarget",
     "Engine",
     "build_image",
+    "clean_stale_containers",
+    "container_name",
     "context_digest",
     "engine_for",
     "find_engine",
@@ -51,6 +55,9 @@ LABEL_HARNESS = "trialbook.harness"
 LABEL_RUN = "trialbook.run"
 """Label: the run id."""
 _PROBE_TIMEOUT_S = 120
+ENGINE_FAILED = 125
+"""The exit status of ``podman run`` / ``docker run`` when the engine itself failed (the image,
+the runtime, a mount), before the command ran: a harness error, never the command's."""
 
 
 class ContainerError(RuntimeError):
@@ -75,6 +82,22 @@ class Engine:
 
 
 @dataclass(frozen=True)
+class ContainerTarget:
+    """Where an attempt's commands run in the container tier: the engine and the task's image."""
+
+    engine: Engine
+    image: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """The harness's stamp and the run id (``LABEL_HARNESS``, ``LABEL_RUN``)."""
+
+
+def container_name(token: str) -> str:
+    """The container of the command whose sandbox token is ``token``: a name of the token's digest
+    (a token holds characters a name may not; the agent never sees the name)."""
+    return "trialbook-" + hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
 class ContainerSpec:
     """One command in one container."""
 
@@ -87,6 +110,8 @@ class ContainerSpec:
     readonly: Mapping[str, Path] = field(default_factory=dict)
     """Container path -> host folder bound read-only (the grader's oracle copy, the agent's own
     folder)."""
+    writable: Mapping[str, Path] = field(default_factory=dict)
+    """Container path -> host folder bound read-write (the attempt's io folder)."""
     env_names: tuple[str, ...] = ()
     """Variables passed by name: their values come from the engine's environment."""
     network: bool = False
@@ -95,15 +120,18 @@ class ContainerSpec:
     pids: int | None = 4096
     tmp_mb: int = 1024
     labels: Mapping[str, str] = field(default_factory=dict)
+    preserve_fds: int = 0
+    """Descriptors 3.. of the engine's process passed into the container (podman only)."""
 
 
-def find_engine(requested: str | None = None) -> tuple[str, str]:
+def find_engine(
+    requested: str | None = None, *, argument: str = "container_engine"
+) -> tuple[str, str]:
     """(name, executable) of the engine to use: ``requested`` (podman or docker), else the first
-    installed. Raises :class:`ArgumentError` naming ``container_engine``."""
+    installed. Raises :class:`ArgumentError` naming ``argument``."""
     if requested is not None and requested not in ENGINES:
         raise ArgumentError(
-            f"container engine must be podman or docker, got {requested!r}",
-            argument="container_engine",
+            f"container engine must be podman or docker, got {requested!r}", argument=argument
         )
     for name in (requested,) if requested else ENGINES:
         exe = shutil.which(name)
@@ -112,7 +140,7 @@ def find_engine(requested: str | None = None) -> tuple[str, str]:
     wanted = requested or "podman or docker"
     raise ArgumentError(
         f"the container tier needs {wanted} installed (e.g. apt-get install podman runc)",
-        argument="container_engine",
+        argument=argument,
     )
 
 
@@ -243,10 +271,14 @@ def run_argv(engine: Engine, spec: ContainerSpec, argv: Sequence[str]) -> list[s
     for key, value in sorted(spec.labels.items()):
         args += ["--label", f"{key}={value}"]
     args += ["--volume", f"{spec.workspace}:{spec.workdir}:rw", "--workdir", spec.workdir]
+    for inside, host in sorted(spec.writable.items()):
+        args += ["--volume", f"{host}:{inside}:rw"]
     for inside, host in sorted(spec.readonly.items()):
         args += ["--volume", f"{host}:{inside}:ro"]
     for name in spec.env_names:
         args += ["--env", name]
+    if spec.preserve_fds:
+        args += ["--preserve-fds", str(spec.preserve_fds)]
     return [*args, spec.image, *argv]
 
 
@@ -307,3 +339,18 @@ def remove_containers(engine: Engine, names: Iterable[str]) -> None:
             check=False,
             timeout=120,
         )
+
+
+def clean_stale_containers(is_dead: Callable[[str], bool]) -> int:
+    """Kill and remove, with every engine installed here, the containers whose harness is gone;
+    returns how many there were."""
+    removed = 0
+    for name in ENGINES:
+        exe = shutil.which(name)
+        if exe is None:
+            continue
+        engine = Engine(name, exe)
+        stale = stale_containers(engine, is_dead)
+        remove_containers(engine, stale)
+        removed += len(stale)
+    return removed

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -34,9 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trialbook.harness._attempt import grade_workspace
+from trialbook.harness._container import ContainerTarget
+from trialbook.harness._environments import prepare_environments
 from trialbook.harness._fs import remove_tree
 from trialbook.harness._process import Captured
 from trialbook.harness._sandbox import Tier
+from trialbook.harness._stamp import stamp
 from trialbook.ledger import CheckVerdict
 from trialbook.suite import Suite, SuiteError, Task
 
@@ -285,6 +289,7 @@ def _judge(
     scratch: Path,
     hidden: tuple[Path, ...],
     expected: dict[str, bool] | None,
+    container: ContainerTarget | None = None,
 ) -> GraderCase:
     work = Path(tempfile.mkdtemp(prefix=f"{task.id}.", dir=scratch))
     captured = Captured()
@@ -315,6 +320,7 @@ def _judge(
             token=f"grader-check/{work.name}",
             hidden=hidden,
             outcomes=task.outcomes,
+            container=container,
         )
         return GraderCase(
             task.id,
@@ -340,13 +346,25 @@ def grader_check(suite: Suite, tier: Tier, jobs: int = 1) -> GraderCheck:
     grader runs) when a sample's ``expect.json`` is malformed."""
     work = [(t, *case) for t in suite.tasks for case in _cases(t)]
     expects = [None if w[2] is None else read_expect(w[2]) for w in work]
+    # the container tier: each task's image had before any grader runs (ArgumentError if not)
+    environments = prepare_environments(list(suite.tasks), tier, stamp(os.getpid()) or "unknown")
     scratch = Path(tempfile.mkdtemp(prefix="trialbook-grader-check-")).resolve()
     hidden = (suite.root.resolve(), scratch.resolve())
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             cases = list(
                 pool.map(
-                    lambda w, e: _judge(w[0], w[1], w[2], w[3], tier, scratch, hidden, e),
+                    lambda w, e: _judge(
+                        w[0],
+                        w[1],
+                        w[2],
+                        w[3],
+                        tier,
+                        scratch,
+                        hidden,
+                        e,
+                        environments.get(w[0].id),
+                    ),
                     work,
                     expects,
                 )

@@ -3,10 +3,12 @@ sandbox hides from them."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from trialbook.harness._container import LABEL_RUN, ContainerTarget
 from trialbook.harness._driver import Planned
 from trialbook.harness._sandbox import Tier
 from trialbook.harness._spec import AttemptSpec, Budget
@@ -67,8 +69,11 @@ def templates(
     scratch: Path,
     hidden: tuple[Path, ...],
     run_fields: Mapping[str, object],
+    environments: Mapping[str, ContainerTarget] | None = None,
 ) -> dict[str, AttemptSpec]:
-    """Each task's attempt spec, complete but for the attempt index, seed and start marker."""
+    """Each task's attempt spec, complete but for the attempt index, seed and start marker.
+    ``environments``: the container tier's engine and image per task (labelled with the run)."""
+    environments = environments or {}
     return {
         task.id: AttemptSpec(
             run_id=run_id,
@@ -91,6 +96,7 @@ def templates(
                 grade_after_timeout=grade_after_timeout,
             ),
             tier=tier,
+            container=_labelled(environments.get(task.id), run_id),
             grace_s=grace_s,
             hidden=hidden,
             scratch=scratch,
@@ -103,3 +109,9 @@ def templates(
         )
         for task in tasks
     }
+
+
+def _labelled(target: ContainerTarget | None, run_id: str) -> ContainerTarget | None:
+    if target is None:
+        return None
+    return dataclasses.replace(target, labels={**target.labels, LABEL_RUN: run_id})

@@ -20,8 +20,16 @@ from pathlib import Path
 
 from trialbook.harness._cancel import cancelled as _cancelled
 from trialbook.harness._cgroup import Cgroup
+from trialbook.harness._container import container_name, remove_containers
+from trialbook.harness._container_wrap import CONTAINER_STARTED, container_argv
 from trialbook.harness._preflight import start_program
-from trialbook.harness._sandbox import Limits, SandboxSpec, Tier, start_check, wrap
+from trialbook.harness._sandbox import (
+    Limits,
+    SandboxSpec,
+    Tier,
+    start_check,
+    wrap,
+)
 from trialbook.harness._sweep import (
     RELEASE_S,
     TOKEN_VAR,
@@ -39,7 +47,7 @@ __all__ = [
     "Captured",
     "InfoPipe",
     "Outcome",
-    "read_status",
+    "read_status_lines",
     "run_command",
     "run_sandboxed",
 ]
@@ -378,13 +386,22 @@ def run_sandboxed(
     is ``Outcome.not_started``; whatever the command itself prints or exits with is its own."""
     program = start_program(command, in_workspace_is_agents=who == "grader")
     check = start_check(program) if program is not None else ""
-    status_read, status_write = os.pipe() if check else (None, None)
+    # podman passes the status pipe into the container, where the shell also says it started;
+    # docker cannot pass a descriptor in: no start check there, and no word that it started
+    told = sandbox.container is not None and sandbox.container.engine.name == "podman"
+    if sandbox.container is not None and not told:
+        check = ""
+    status_read, status_write = os.pipe() if check or told else (None, None)
     if status_read is not None:
         os.set_blocking(status_read, False)
     info = InfoPipe(bwrap=tier == "bwrap")
     try:
         outcome = run_command(
-            wrap(tier, command, sandbox, env, limits, info_fd=info.write_fd, check=check or None),
+            container_argv(command, sandbox, env, limits, check if told else None)
+            if tier == "container"
+            else wrap(
+                tier, command, sandbox, env, limits, info_fd=info.write_fd, check=check or None
+            ),
             stdin=status_write,
             pass_fds=info.pass_fds,
             cwd=sandbox.workspace,
@@ -398,14 +415,32 @@ def run_sandboxed(
             memory_mb=limits.memory_mb,
             info_fd=info.read_fd,
         )
+    except BaseException:
+        if sandbox.container is not None:  # whatever stopped the harness, no container is left
+            remove_containers(sandbox.container.engine, [container_name(token)])
+        raise
     finally:
         info.close()
         why = None
+        started = False
+        said: list[str] = []
         if status_read is not None:
-            why = read_status(status_read)
+            said = read_status_lines(status_read)
             os.close(status_read)
+            started = CONTAINER_STARTED in said
+            why = next((line[:500] for line in said if line != CONTAINER_STARTED), None)
+
+    if sandbox.container is not None and (outcome.timed_out or outcome.cancelled):
+        # its client killed at a timeout, the engine keeps the container: remove it (a command
+        # that ended on its own is gone already: run --rm waits for the removal)
+        remove_containers(sandbox.container.engine, [container_name(token)])
     if not info.started(outcome) and not outcome.cancelled:
         raise OSError(f"the {who}'s sandbox did not start: {_last_line(captured, f'{who}.stderr')}")
+    if told and not started and why is None and not outcome.cancelled:
+        # the command never ran: whatever the engine exited with is its own failure
+        raise OSError(
+            f"the {who}'s container did not start: {_last_line(captured, f'{who}.stderr')}"
+        )
     return dataclasses.replace(outcome, not_started=why) if why else outcome
 
 
@@ -443,9 +478,8 @@ NOT_STARTED = "harness error:"
 """How the error of an attempt whose agent or grader could not be started begins."""
 
 
-def read_status(fd: int) -> str | None:
-    """What the start check wrote on the status pipe's read end ``fd`` (its write end closed by
-    now): why the program could not be started, None when nothing was written."""
+def read_status_lines(fd: int) -> list[str]:
+    """The lines written on the status pipe's read end ``fd`` (at most 4 KiB)."""
     data = b""
     while len(data) < 4096:
         try:
@@ -455,5 +489,4 @@ def read_status(fd: int) -> str | None:
         if not chunk:
             break
         data += chunk
-    text = data.decode(errors="replace").strip()
-    return text.splitlines()[0][:500] if text else None
+    return [line for line in data.decode(errors="replace").splitlines() if line.strip()]

@@ -113,8 +113,10 @@ def load_project(start: Path) -> Project | None:
         values["system"] = _text(path, "system", table["system"])
     if "sandbox" in table:
         sandbox = _text(path, "sandbox", table["sandbox"])
-        if sandbox not in ("auto", "bwrap", "process"):
-            raise ArgumentError(f"{path}: sandbox must be auto, bwrap or process, got {sandbox!r}")
+        if sandbox not in ("auto", "bwrap", "process", "container"):
+            raise ArgumentError(
+                f"{path}: sandbox must be auto, bwrap, process or container, got {sandbox!r}"
+            )
         values["sandbox"] = sandbox
     if "jobs" in table:
         jobs = table["jobs"]

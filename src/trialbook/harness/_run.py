@@ -20,7 +20,9 @@ from pathlib import Path
 from trialbook.errors import ArgumentError, HarnessError
 from trialbook.harness._attempt import base_env
 from trialbook.harness._cgroup import Cgroup, not_capped
+from trialbook.harness._container import ContainerTarget
 from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
+from trialbook.harness._environments import prepare_environments
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._feedback import stored_feedback
 from trialbook.harness._fs import remove_tree
@@ -255,7 +257,9 @@ def run_suite(
         check_resume(prior, dataset_id=lock.dataset_id, tier=tier, digest=digest)
     transcripts_root = options.ledger.parent / f"{options.ledger.stem}.transcripts"
     reasons = hidden_reasons(suite.root, options.ledger, transcripts_root)
-    preflight(options.agent, tasks, tier, reasons if tier == "bwrap" else {}, env)
+    environments = prepare_environments(tasks, tier, harness_stamp())
+    if tier != "container":  # in a container the start check runs in each attempt's own
+        preflight(options.agent, tasks, tier, reasons if tier == "bwrap" else {}, env)
     clean_stale_runs()  # a new run clears after killed ones, as a resume does
     notes = [tier_note] if tier_note else []
     longest = max([t.timeout_s for t in suite.tasks] + [t.grader_timeout_s for t in suite.tasks])
@@ -281,6 +285,7 @@ def run_suite(
             executor,
             progress,
             stop,
+            environments=environments,
         )
     finally:
         executor.shutdown()
@@ -299,6 +304,8 @@ def _run(
     executor: Executor,
     progress: RunProgress | None,
     stop: threading.Event | None,
+    *,
+    environments: Mapping[str, ContainerTarget],
 ) -> RunResult:
     """The run itself, on an executor that is ready."""
     assert options.agent is not None
@@ -377,6 +384,7 @@ def _run(
             grade_after_timeout=suite.grade_after_timeout,
             scratch=scratch,
             hidden=hidden_paths(suite.root, options.ledger, transcripts_root, scratch),
+            environments=environments,
             run_fields={
                 "system": record.system,
                 "dataset_id": lock.dataset_id,

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Literal
 
 from trialbook.errors import ArgumentError
+from trialbook.harness._container import ContainerTarget, find_engine
 
 __all__ = [
     "STATUS_FD",
@@ -48,8 +49,8 @@ __all__ = [
     "wrap",
 ]
 
-Tier = Literal["bwrap", "process"]
-TIERS: tuple[Tier, ...] = ("bwrap", "process")
+Tier = Literal["bwrap", "process", "container"]
+TIERS: tuple[Tier, ...] = ("bwrap", "process", "container")
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ class SandboxSpec:
     journals, the transcripts, other attempts. Exactly these are missing; the folders around them
     stay visible where the command names them."""
     network: bool = False
+    container: ContainerTarget | None = None
+    """The container tier: the engine and the task's image (the command's token names it)."""
 
 
 @cache
@@ -139,10 +142,12 @@ def resolve_tier(requested: str) -> tuple[Tier, str | None]:
     """
     if requested == "process":
         return "process", None
+    if requested == "container":
+        find_engine(argument="sandbox")  # the image of each task is had later, per task
+        return "container", None
     if requested not in ("auto", "bwrap"):
-        raise ArgumentError(
-            f"sandbox must be auto, bwrap or process, got {requested!r}", argument="sandbox"
-        )
+        words = "auto, bwrap, process or container"
+        raise ArgumentError(f"sandbox must be {words}, got {requested!r}", argument="sandbox")
     problem = bwrap_problem()
     if requested == "bwrap":
         if problem:
@@ -257,6 +262,8 @@ def wrap(
     before the command runs; the command's stdin is /dev/null as always.
     """
     move = f"exec {STATUS_FD}<&0 </dev/null\n"
+    if tier == "container":
+        raise ValueError("the container tier's argv is _container_wrap.container_argv's")
     if tier == "process":
         script = _script(command, limits, check)
         return ["/bin/sh", "-c", script if check is None else move + script]

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from trialbook.harness._cgroup import clean_stale
+from trialbook.harness._container import clean_stale_containers
 from trialbook.harness._fs import remove_tree
 from trialbook.harness._stamp import is_dead, stamp
 from trialbook.harness._sweep import sweep
@@ -47,6 +48,7 @@ def clean_stale_runs() -> int:
     scratch folders were removed. A live harness's folder is never touched."""
     removed = 0
     clean_stale()
+    clean_stale_containers(is_dead)  # the engine keeps a killed harness's containers running
     for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*"):
         harness = folder.name[len(_SCRATCH_PREFIX) :].split(".", 1)[0]
         if not is_dead(harness):

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trialbook.harness._container import ContainerTarget
 from trialbook.harness._sandbox import Tier
 
 __all__ = ["AttemptResult", "AttemptSpec", "Budget"]
@@ -65,6 +66,8 @@ class AttemptSpec:
     """Timeouts, seed, temperature, network."""
     tier: Tier
     """Sandbox tier of the agent and the grader."""
+    container: ContainerTarget | None = None
+    """The container tier: the engine and the task's image (prepared before the run)."""
     memory_mb: int = 8192
     """Address-space limit of every process of the attempt."""
     grace_s: float = 2.0

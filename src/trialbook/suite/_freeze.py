@@ -169,12 +169,18 @@ def _task_hash(task: Task) -> str:
                 **({"outcomes": list(task.outcomes)} if task.outcomes else {}),
                 # likewise: a task with the default repair feedback keeps its id
                 **({"feedback": task.feedback} if task.feedback != DEFAULT_FEEDBACK else {}),
+                # the environment, where the task names one: an image by its reference, a
+                # Dockerfile by its build context's content (below)
+                **({"image": task.image} if task.image is not None else {}),
             }
         ),
     )
     h.put("prompt", task.prompt)
     _hash_folder(h, "fixture", task.fixture)
     _hash_folder(h, "oracle", task.oracle)
+    if task.dockerfile is not None:
+        h.put("dockerfile", str(task.dockerfile.relative_to(task.dir)))
+        _hash_folder(h, "environment", task.dockerfile.parent)
     return h.hexdigest()
 
 

@@ -59,6 +59,18 @@ class Task:
     feedback: str = DEFAULT_FEEDBACK
     """What a repair round of this task is told of the round before (one of ``FEEDBACK``): the
     task's own ``feedback``, else the suite's."""
+    image: str | None = None
+    """The container image its attempts run in (container tier): the task's ``image``, else the
+    suite's."""
+    dockerfile: Path | None = None
+    """The Dockerfile (in the task folder) its image is built from, in the Dockerfile's folder."""
+
+    @property
+    def environment(self) -> str | None:
+        """What the task names as its environment, in words (None: the host's)."""
+        if self.dockerfile is not None:
+            return f"dockerfile {self.dockerfile.relative_to(self.dir)}"
+        return None if self.image is None else f"image {self.image}"
 
     @property
     def fixture(self) -> Path:
@@ -121,6 +133,7 @@ _SUITE_KEYS = {
     "grade_after_timeout": "true: grade the workspace even after a timeout (default false)",
     "protocol": "how attempts are made: independent (default), repair or human-selected",
     "feedback": "what a repair round is told: outcome, checks (default), reasons or grader-stdout",
+    "image": "container image every task runs in (container tier) unless it names its own",
 }
 _TASK_KEYS = {
     "prompt": "prompt text",
@@ -133,6 +146,8 @@ _TASK_KEYS = {
     "network": "true to let the agent reach the network",
     "outcomes": "outcome kinds its grader reports: any of protection, task, stop_reason",
     "feedback": "what a repair round is told: outcome, checks, reasons or grader-stdout",
+    "image": "container image the task runs in (container tier)",
+    "dockerfile": "Dockerfile in the task folder its image is built from (container tier)",
     "description": "free text",
 }
 
@@ -277,6 +292,7 @@ def load_suite(root: str | Path) -> Suite:
         check.add(path, "protocol", f"expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
         protocol = "independent"
     feedback = _feedback(path, data, check, DEFAULT_FEEDBACK)
+    image = _image(path, data, check)
 
     tasks_dir = root / "tasks"
     _refuse_link(tasks_dir, check)
@@ -297,6 +313,7 @@ def load_suite(root: str | Path) -> Suite:
             strata=strata,
             suite_weight=weights_raw.get(tdir.name),
             feedback=feedback,
+            image=image,
         )
         if task is not None:
             tasks.append(task)
@@ -353,6 +370,7 @@ def _load_task(
     strata: tuple[str, ...],
     feedback: str,
     suite_weight: object,
+    image: str | None = None,
 ) -> Task | None:
     before = len(check.problems)
     if not _TASK_ID.fullmatch(tdir.name):
@@ -408,9 +426,15 @@ def _load_task(
         check.add(
             tdir / "fixture", None, "missing folder (the workspace every attempt starts from)"
         )
+    own_image = _image(path, data, check)
+    dockerfile = _dockerfile(path, data, check, tdir)
+    if own_image is not None and dockerfile is not None:
+        check.add(path, "image", "give image or dockerfile, not both")
     if len(check.problems) > before or prompt is None or grader is None:
         return None
     return Task(
+        image=None if dockerfile is not None else own_image or image,
+        dockerfile=dockerfile,
         id=tdir.name,
         dir=tdir,
         prompt=prompt,
@@ -423,6 +447,41 @@ def _load_task(
         outcomes=tuple(o for o in kinds if isinstance(outcomes, list) and o in outcomes),
         feedback=_feedback(path, data, check, feedback),
     )
+
+
+_IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
+"""An image reference: registry/name:tag or @digest (no spaces, no option-looking dash)."""
+
+
+def _image(path: Path, data: Mapping[str, Any], check: _Checker) -> str | None:
+    """The ``image`` key of a suite.toml or task.toml."""
+    image = check.text(path, data, "image")
+    if image is not None and not _IMAGE.fullmatch(image):
+        check.add(path, "image", f"not an image reference: {image!r}")
+        return None
+    return image
+
+
+def _dockerfile(path: Path, data: Mapping[str, Any], check: _Checker, tdir: Path) -> Path | None:
+    """The ``dockerfile`` key of a task.toml: a file inside the task folder (its build context is
+    the Dockerfile's folder)."""
+    name = check.text(path, data, "dockerfile")
+    if name is None:
+        return None
+    file = (tdir / name).resolve()
+    if not file.is_relative_to(tdir.resolve()) or not file.is_file():
+        check.add(path, "dockerfile", f"no file {name!r} in {tdir}")
+        return None
+    context, root = file.parent, tdir.resolve()
+    if context == root or context.is_relative_to(root / "oracle"):
+        check.add(
+            path,
+            "dockerfile",
+            "its folder is the image's build context, which must not hold the oracle: put it "
+            "in a folder of its own (environment/Dockerfile)",
+        )
+        return None
+    return tdir / name
 
 
 def _feedback(path: Path, data: Mapping[str, Any], check: _Checker, default: str) -> str:

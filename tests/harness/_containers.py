@@ -1,0 +1,34 @@
+"""The container tier's tests need podman (or docker) and the local base image, which ``.ci/run``
+installs and builds (``make base-image``): under CI a missing one fails the test; elsewhere it skips
+and says why."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from trialbook.harness import _container as ct
+
+BASE = "localhost/trialbook-base:bookworm"
+
+__all__ = ["BASE", "container_engine"]
+
+
+def container_engine() -> ct.Engine:
+    """The engine that runs containers of ``BASE`` here (fails under CI, else skips, without)."""
+    why = None
+    if shutil.which("podman") is None and shutil.which("docker") is None:
+        why = "no container engine (podman or docker) is installed"
+    else:
+        name, exe = ct.find_engine()
+        exists = subprocess.run([exe, "image", "inspect", BASE], capture_output=True, check=False)
+        if exists.returncode != 0:
+            why = f"{name} has no image {BASE} (make base-image builds it with debootstrap)"
+    if why is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the container tier's tests must run under CI: {why}")
+        pytest.skip(why)
+    return ct.engine_for(None, BASE)
