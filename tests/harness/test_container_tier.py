@@ -23,7 +23,7 @@ from trialbook.cli import main
 from trialbook.errors import LedgerError
 from trialbook.harness import RunOptions, run_suite
 from trialbook.harness import _container as ct
-from trialbook.ledger import ledger_rows, read_ledger
+from trialbook.ledger import ledger_rows, read_checks, read_ledger
 from trialbook.suite import freeze, load_suite
 
 IMAGE = [f'image = "{BASE}"']
@@ -294,3 +294,79 @@ def test_grader_check_judges_references_and_decoys_in_the_container(
     result = CliRunner().invoke(main, ["grader-check", str(suite), "--sandbox", "container"])
     assert result.exit_code == 0, result.output
     assert "harness error" not in result.output
+
+
+def _harbor_task(root: Path, tests_sh: str, *, timeout_s: float = 20) -> Path:
+    """A task laid out as a Harbor dataset's runs here: its files in the image at /app, its
+    tests bound at /tests for the verifier, whose reward file is the verdict."""
+    suite = make_suite(
+        root,
+        {
+            "h": {
+                "toml": [
+                    'dockerfile = "environment/Dockerfile"',
+                    'workdir = "/app"',
+                    'oracle_dir = "/tests"',
+                    'verdict = "harbor-reward"',
+                    f"timeout_s = {timeout_s}",
+                ],
+                "grader": "bash /tests/test.sh",
+                "oracle": {"test.sh": tests_sh},
+            }
+        },
+        k=1,
+        freeze=False,
+    )
+    env = suite / "tasks" / "h" / "environment"
+    env.mkdir()
+    (env / "input.txt").write_text("21\n")
+    (env / "Dockerfile").write_text(f"FROM {BASE}\nWORKDIR /app\nCOPY input.txt /app/input.txt\n")
+    from trialbook.suite import write_lock
+
+    write_lock(load_suite(suite), freeze(load_suite(suite)))
+    return suite
+
+
+DOUBLE = "echo $(( $(cat /app/input.txt) * 2 )) > /app/output.txt"
+REWARDS = {
+    "reward.txt 1: passed": (
+        '[ "$(cat /app/output.txt)" = 42 ] && echo 1 > /logs/verifier/reward.txt '
+        "|| echo 0 > /logs/verifier/reward.txt",
+        ("passed", 1.0, None),
+    ),
+    "reward.json of two keys: named checks": (
+        'echo \'{"output": 1, "style": 0.5}\' > /logs/verifier/reward.json',
+        ("failed", 0.75, {"output": (True, "reward 1"), "style": (False, "reward 0.5")}),
+    ),
+    "no reward file": ("true", ("failed", None, None)),
+    "a reward file that is a link to a host file": (
+        "ln -s /etc/hostname /logs/verifier/reward.txt",
+        ("failed", None, None),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REWARDS))
+def test_a_harbor_laid_out_task_is_judged_by_its_verifiers_reward(
+    engine: ct.Engine, tmp_path: Path, case: str
+) -> None:
+    tests_sh, (status, score, check) = REWARDS[case]
+    suite = _harbor_task(tmp_path / "suite", tests_sh + "\n")
+    ledger = tmp_path / "runs.db"
+    try:
+        run_suite(
+            RunOptions(
+                suite=suite, agent=_agent(tmp_path, DOUBLE), ledger=ledger, sandbox="container"
+            )
+        )
+        (row,) = _rows(ledger)
+        assert (row["status"], row["score"]) == (status, score), row
+        if check is not None:
+            got = read_checks(str(row["checks"]))
+            assert {k: (v.passed, v.reason) for k, v in got.items()} == check
+        if status == "failed" and score is None:
+            assert "the verifier's reward" in str(row["error"])
+    finally:
+        env = suite / "tasks" / "h" / "environment"
+        tag = f"localhost/trialbook-env:{ct.context_digest(env, env / 'Dockerfile')[:32]}"
+        subprocess.run(engine.command("rmi", "--force", tag), capture_output=True, check=False)

@@ -1,4 +1,4 @@
-"""``trialbook suite freeze`` and ``trialbook suite check``."""
+"""``trialbook suite freeze``, ``trialbook suite check`` and ``trialbook suite import``."""
 
 from __future__ import annotations
 
@@ -55,3 +55,37 @@ def suite_check(directory: Path, fmt: str) -> None:
         echo(render.lock_check_text(result, str(directory), width=width()))
     if not result.matches:
         sys.exit(EXIT_GATE)
+
+
+@suite.command(name="import")
+@click.argument("kind", type=click.Choice(["harbor"]))
+@click.argument("dataset", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The suite folder to write (new); the solutions go to OUT.solutions beside it.",
+)
+@click.option("--k", "k", type=int, default=1, show_default=True, help="Attempts per task.")
+@user_errors
+def suite_import(kind: str, dataset: Path, out: Path, k: int) -> None:
+    """Write a Harbor dataset (or one Harbor task) as a frozen suite of the container tier.
+
+    Each task: instruction.md the prompt, environment/ its image, tests/ the oracle (bound at
+    /tests), tests/test.sh the verifier, whose reward file is the verdict; solution/ goes to
+    OUT.solutions, where run.sh is the oracle agent. What trialbook cannot honour is refused in
+    one line naming the task and the key, nothing written (docs/suites.md, "Harbor datasets")."""
+    from trialbook.suite import freeze, import_harbor, load_suite, write_lock
+
+    done = import_harbor(dataset, out, k=k)
+    loaded = load_suite(done.suite)
+    lock = freeze(loaded)
+    write_lock(loaded, lock)
+    for note in done.notes:
+        echo(f"note: {note}", err=True)
+    echo(f"{len(done.tasks)} Harbor task(s) written to {done.suite} (dataset {lock.dataset_id})")
+    echo(f"the oracle agent: {done.solutions / 'run.sh'}")
+    echo(
+        f"try: trialbook run {done.suite} --agent {done.solutions / 'run.sh'} "
+        "--sandbox container --ledger oracle.db"
+    )

@@ -25,10 +25,11 @@ from pathlib import Path
 from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
 from trialbook.harness._channel import VERDICT_VAR, VerdictChannel
-from trialbook.harness._container import ContainerTarget
+from trialbook.harness._container import ContainerTarget, seed_workspace
 from trialbook.harness._feedback import FEEDBACK_VAR
 from trialbook.harness._fs import Free, agent_filled_the_disk, free_space, remove_tree
 from trialbook.harness._process import NOT_STARTED, Captured, Outcome, run_sandboxed
+from trialbook.harness._reward import REWARD_DIR, read_reward
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier
 from trialbook.harness._spec import AttemptResult, AttemptSpec
 from trialbook.harness._sweep import RELEASE_S, TOKEN_VAR
@@ -173,6 +174,10 @@ def _attempt(
     # contents and modes; timestamps and extended attributes are no part of a fixture
     shutil.copytree(spec.fixture, workspace, symlinks=False, copy_function=shutil.copy)
     _check_copy(workspace, "fixture", spec.fixture_hash)
+    binds: dict[Path, str] = {}
+    if spec.container is not None and spec.container.workdir is not None:
+        seed_workspace(spec.container, workspace)  # the image's files there (fixture/ is empty)
+        binds[workspace] = spec.container.workdir
     io.mkdir()
     prompt_dir = attempt_dir / "prompt"
     prompt_dir.mkdir()
@@ -208,6 +213,7 @@ def _attempt(
         hidden=spec.hidden,
         network=budget.network,
         container=spec.container,
+        binds=binds,
     )
     agent = run_sandboxed(
         "agent",
@@ -379,11 +385,23 @@ def _grade(
             TOKEN_VAR: token,
         }
     )
+    binds: dict[Path, str] = {}
+    logs: Path | None = None
+    if container is not None:
+        if container.workdir is not None:
+            binds[workspace] = container.workdir
+        if container.oracle_dir is not None:
+            binds[copy] = container.oracle_dir
+        if container.reward:  # the verifier's reward folder, read by the harness afterwards
+            logs = Path(tempfile.mkdtemp(prefix="verifier.", dir=attempt_dir))
+            binds[logs] = REWARD_DIR
     sandbox = SandboxSpec(
         workspace=workspace,
+        writable=() if logs is None else (logs,),
         readonly=(copy, channel.folder),
         hidden=hidden,
         container=container,
+        binds=binds,
     )
     limits = Limits(cpu_s=math.ceil(grader_timeout_s) + 10, memory_mb=memory_mb)
     outcome = run_sandboxed(
@@ -406,7 +424,11 @@ def _grade(
     if why := outcome.not_started:
         return Verdict(passed=False, notes=(f"{_GRADER_MISSING} could not be started ({why})",))
     said, others = channel.take()
-    verdict = read_verdict(captured.text("grader.stdout"), outcome.exit_code == 0, outcomes, said)
+    if logs is not None:
+        verdict = read_reward(logs)
+    else:
+        stdout = captured.text("grader.stdout")
+        verdict = read_verdict(stdout, outcome.exit_code == 0, outcomes, said)
     if others:
         ignored = f"{others} later connection(s) to the verdict channel ignored"
         return dataclasses.replace(verdict, notes=(*verdict.notes, ignored))

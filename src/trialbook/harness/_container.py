@@ -44,6 +44,7 @@ __all__ = [
     "context_digest",
     "engine_for",
     "find_engine",
+    "network_problem",
     "remove_containers",
     "run_argv",
     "stale_containers",
@@ -89,6 +90,47 @@ class ContainerTarget:
     image: str
     labels: Mapping[str, str] = field(default_factory=dict)
     """The harness's stamp and the run id (``LABEL_HARNESS``, ``LABEL_RUN``)."""
+    workdir: str | None = None
+    """Where the workspace is bound (None: at its host path); it starts as the image's files
+    there (``seed_workspace``)."""
+    oracle_dir: str | None = None
+    """Where the grader's oracle copy is bound (None: at its host path)."""
+    cpus: float | None = None
+    memory_mb: int | None = None
+    reward: bool = False
+    """The verdict is the reward file the verifier writes in /logs/verifier (harness/_reward.py)."""
+
+
+def seed_workspace(target: ContainerTarget, workspace: Path) -> None:
+    """Copy the image's files at ``target.workdir`` into the (empty) host ``workspace``: an
+    attempt's workspace starts as the task's environment made it. OSError with the engine's last
+    line when the image has no such folder or the copy fails (a harness error)."""
+    assert target.workdir is not None
+    engine = target.engine
+    created = subprocess.run(
+        engine.command("create", "--label", f"{LABEL_HARNESS}={target.labels.get(LABEL_HARNESS, '')}",
+                       target.image, "true"),
+        capture_output=True, text=True, check=False, timeout=_PROBE_TIMEOUT_S,
+    )  # fmt: skip
+    if created.returncode != 0:
+        raise OSError(f"{engine.name} could not create a container of {target.image}: "
+                      f"{_tail(created.stderr)}")  # fmt: skip
+    cid = created.stdout.strip()
+    try:
+        copied = subprocess.run(
+            engine.command("cp", f"{cid}:{target.workdir.rstrip('/')}/.", str(workspace)),
+            capture_output=True, text=True, check=False, timeout=_PROBE_TIMEOUT_S,
+        )  # fmt: skip
+        if copied.returncode != 0:
+            raise OSError(f"{engine.name} could not copy {target.workdir} of {target.image}: "
+                          f"{_tail(copied.stderr)}")  # fmt: skip
+    finally:
+        remove_containers(engine, [cid])
+
+
+def _tail(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
 
 
 def container_name(token: str) -> str:
@@ -201,6 +243,19 @@ def engine_for(requested: str | None, image: str) -> Engine:
         f"{name} cannot run a container of {image!r} here: {first} ({advice})",
         argument="container_engine",
     )
+
+
+@cache
+def network_problem(engine: Engine, image: str) -> str | None:
+    """Why a container of ``image`` cannot have a network here (None: it can)."""
+    argv = engine.command("run", "--rm", "--network=bridge", *engine.run_args, image, "true")
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None if done.returncode == 0 else _tail(done.stderr)
 
 
 def context_digest(context: Path, dockerfile: Path) -> str:

@@ -26,7 +26,7 @@ from trialbook.harness._sandbox import (
     _under,
 )
 
-__all__ = ["CONTAINER_STARTED", "container_argv"]
+__all__ = ["CONTAINER_STARTED", "container_argv", "inside_env"]
 
 
 def _agent_files(command: str, env: Mapping[str, str], hidden: Sequence[Path]) -> list[Path]:
@@ -84,8 +84,10 @@ def container_argv(
     if target is None:
         raise ValueError("the container tier needs the task's image (SandboxSpec.container)")
     token = env.get("TRIALBOOK_SANDBOX_TOKEN", "")
-    readonly = {str(p): p for p in (*_agent_files(command, env, spec.hidden), *spec.readonly)}
-    writable = {str(p): p for p in spec.writable}
+    at = spec.binds
+    shown = (*_agent_files(command, env, spec.hidden), *spec.readonly)
+    readonly = {at.get(p, str(p)): p for p in shown}
+    writable = {at.get(p, str(p)): p for p in spec.writable}
     outer: list[str] = []
     script = _script(command, limits)
     if check is not None:
@@ -98,12 +100,13 @@ def container_argv(
             name=container_name(token),
             image=target.image,
             workspace=spec.workspace,
-            workdir=str(spec.workspace),
+            workdir=at.get(spec.workspace, str(spec.workspace)),
             readonly=readonly,
             writable=writable,
             env_names=tuple(sorted(env)),
             network=spec.network,
-            memory_mb=limits.memory_mb,
+            memory_mb=target.memory_mb or limits.memory_mb,
+            cpus=target.cpus,
             pids=limits.processes,
             labels=target.labels,
             preserve_fds=0 if check is None else 1,
@@ -111,3 +114,9 @@ def container_argv(
         ["/bin/sh", "-c", script],
     )
     return [*outer, *argv]
+
+
+def inside_env(env: Mapping[str, str], spec: SandboxSpec) -> dict[str, str]:
+    """``env`` as the command sees it in its container: a value that is a host path bound
+    elsewhere (the oracle copy at the task's ``oracle_dir``) names where it is bound."""
+    return {k: spec.binds.get(Path(v), v) if v.startswith("/") else v for k, v in env.items()}

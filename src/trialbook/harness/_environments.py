@@ -22,9 +22,10 @@ from trialbook.harness._container import (
     build_image,
     engine_for,
     find_engine,
+    network_problem,
 )
 from trialbook.harness._sandbox import Tier
-from trialbook.suite import Task
+from trialbook.suite import ContainerSettings, Task
 
 __all__ = ["prepare_environments"]
 
@@ -65,10 +66,27 @@ def prepare_environments(
             assert task.image is not None
             images[task.id] = task.image
     out: dict[str, ContainerTarget] = {}
+    by_id = {t.id: t for t in tasks}
     for task_id, image in images.items():
         try:
             engine = engine_for(None, image)
         except ArgumentError as exc:
             raise ArgumentError(f"task {task_id}: {exc}", argument=exc.argument) from None
-        out[task_id] = ContainerTarget(engine, image, {LABEL_HARNESS: harness})
+        if by_id[task_id].network and (why := network_problem(engine, image)):
+            raise ArgumentError(
+                f"task {task_id} sets network = true, and {engine.name} cannot give a container "
+                f"a network here: {why} (install what it names, or set network = false)",
+                argument="sandbox",
+            )
+        settings = by_id[task_id].container or ContainerSettings()
+        out[task_id] = ContainerTarget(
+            engine,
+            image,
+            {LABEL_HARNESS: harness},
+            workdir=settings.workdir,
+            oracle_dir=settings.oracle_dir,
+            cpus=settings.cpus,
+            memory_mb=settings.memory_mb,
+            reward=settings.verdict == "harbor-reward",
+        )
     return out

@@ -21,7 +21,7 @@ from pathlib import Path
 from trialbook.harness._cancel import cancelled as _cancelled
 from trialbook.harness._cgroup import Cgroup
 from trialbook.harness._container import container_name, remove_containers
-from trialbook.harness._container_wrap import CONTAINER_STARTED, container_argv
+from trialbook.harness._container_wrap import CONTAINER_STARTED, container_argv, inside_env
 from trialbook.harness._preflight import start_program
 from trialbook.harness._sandbox import (
     Limits,
@@ -395,6 +395,8 @@ def run_sandboxed(
     if status_read is not None:
         os.set_blocking(status_read, False)
     info = InfoPipe(bwrap=tier == "bwrap")
+    if sandbox.binds:
+        env = inside_env(env, sandbox)
     try:
         outcome = run_command(
             container_argv(command, sandbox, env, limits, check if told else None)

@@ -27,7 +27,7 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Literal
@@ -86,6 +86,8 @@ class SandboxSpec:
     network: bool = False
     container: ContainerTarget | None = None
     """The container tier: the engine and the task's image (the command's token names it)."""
+    binds: Mapping[Path, str] = field(default_factory=dict)
+    """The container tier: host path -> where it is bound instead of at its own path."""
 
 
 @cache

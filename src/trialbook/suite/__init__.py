@@ -1,6 +1,7 @@
 """Suites on disk: loading and checking ``suite.toml`` and tasks, freezing (dataset_id, oracle leaks)."""
 
 from trialbook.errors import SuiteError
+from trialbook.suite._container_keys import VERDICTS, ContainerSettings
 from trialbook.suite._freeze import (
     LOCK_SCHEMA,
     Lock,
@@ -16,6 +17,7 @@ from trialbook.suite._freeze import (
     tree_hash,
     write_lock,
 )
+from trialbook.suite._harbor import HarborImport, import_harbor
 from trialbook.suite._load import FEEDBACK, LOCK_NAME, PROTOCOLS, Suite, Task, load_suite
 
 __all__ = [
@@ -23,6 +25,9 @@ __all__ = [
     "LOCK_NAME",
     "LOCK_SCHEMA",
     "PROTOCOLS",
+    "VERDICTS",
+    "ContainerSettings",
+    "HarborImport",
     "Lock",
     "LockCheck",
     "Suite",
@@ -33,6 +38,7 @@ __all__ = [
     "find_leaks",
     "fixture_hash",
     "freeze",
+    "import_harbor",
     "load_suite",
     "oracle_hash",
     "read_lock",

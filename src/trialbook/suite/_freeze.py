@@ -172,6 +172,7 @@ def _task_hash(task: Task) -> str:
                 # the environment, where the task names one: an image by its reference, a
                 # Dockerfile by its build context's content (below)
                 **({"image": task.image} if task.image is not None else {}),
+                **({"container": task.container.settings()} if task.container else {}),
             }
         ),
     )

@@ -15,6 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from trialbook.errors import SuiteError
+from trialbook.suite._container_keys import (
+    CONTAINER_KEYS,
+    ContainerSettings,
+    container_settings,
+    dockerfile_key,
+    image_key,
+)
 
 __all__ = ["FEEDBACK", "LOCK_NAME", "PROTOCOLS", "Suite", "SuiteError", "Task", "load_suite"]
 
@@ -64,6 +71,8 @@ class Task:
     suite's."""
     dockerfile: Path | None = None
     """The Dockerfile (in the task folder) its image is built from, in the Dockerfile's folder."""
+    container: ContainerSettings | None = None
+    """How its container is laid out and limited (container tier); None: the defaults."""
 
     @property
     def environment(self) -> str | None:
@@ -148,6 +157,11 @@ _TASK_KEYS = {
     "feedback": "what a repair round is told: outcome, checks, reasons or grader-stdout",
     "image": "container image the task runs in (container tier)",
     "dockerfile": "Dockerfile in the task folder its image is built from (container tier)",
+    "workdir": "absolute path in the image where the workspace is bound (container tier)",
+    "oracle_dir": "absolute path where the grader finds the oracle (container tier)",
+    "cpus": "CPUs of the task's containers (container tier)",
+    "memory_mb": "memory of the task's containers, MiB (container tier)",
+    "verdict": "grader (default) or harbor-reward (the verifier's /logs/verifier reward file)",
     "description": "free text",
 }
 
@@ -292,7 +306,7 @@ def load_suite(root: str | Path) -> Suite:
         check.add(path, "protocol", f"expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
         protocol = "independent"
     feedback = _feedback(path, data, check, DEFAULT_FEEDBACK)
-    image = _image(path, data, check)
+    image = image_key(path, data, check)
 
     tasks_dir = root / "tasks"
     _refuse_link(tasks_dir, check)
@@ -426,15 +440,19 @@ def _load_task(
         check.add(
             tdir / "fixture", None, "missing folder (the workspace every attempt starts from)"
         )
-    own_image = _image(path, data, check)
-    dockerfile = _dockerfile(path, data, check, tdir)
+    own_image = image_key(path, data, check)
+    dockerfile = dockerfile_key(path, data, check, tdir)
     if own_image is not None and dockerfile is not None:
         check.add(path, "image", "give image or dockerfile, not both")
+    settings = container_settings(path, data, check, tdir)
+    if settings is not None and own_image is None and dockerfile is None and image is None:
+        check.add(path, next(iter(CONTAINER_KEYS & set(data))), "only for a task with an image")
     if len(check.problems) > before or prompt is None or grader is None:
         return None
     return Task(
         image=None if dockerfile is not None else own_image or image,
         dockerfile=dockerfile,
+        container=settings,
         id=tdir.name,
         dir=tdir,
         prompt=prompt,
@@ -447,41 +465,6 @@ def _load_task(
         outcomes=tuple(o for o in kinds if isinstance(outcomes, list) and o in outcomes),
         feedback=_feedback(path, data, check, feedback),
     )
-
-
-_IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
-"""An image reference: registry/name:tag or @digest (no spaces, no option-looking dash)."""
-
-
-def _image(path: Path, data: Mapping[str, Any], check: _Checker) -> str | None:
-    """The ``image`` key of a suite.toml or task.toml."""
-    image = check.text(path, data, "image")
-    if image is not None and not _IMAGE.fullmatch(image):
-        check.add(path, "image", f"not an image reference: {image!r}")
-        return None
-    return image
-
-
-def _dockerfile(path: Path, data: Mapping[str, Any], check: _Checker, tdir: Path) -> Path | None:
-    """The ``dockerfile`` key of a task.toml: a file inside the task folder (its build context is
-    the Dockerfile's folder)."""
-    name = check.text(path, data, "dockerfile")
-    if name is None:
-        return None
-    file = (tdir / name).resolve()
-    if not file.is_relative_to(tdir.resolve()) or not file.is_file():
-        check.add(path, "dockerfile", f"no file {name!r} in {tdir}")
-        return None
-    context, root = file.parent, tdir.resolve()
-    if context == root or context.is_relative_to(root / "oracle"):
-        check.add(
-            path,
-            "dockerfile",
-            "its folder is the image's build context, which must not hold the oracle: put it "
-            "in a folder of its own (environment/Dockerfile)",
-        )
-        return None
-    return tdir / name
 
 
 def _feedback(path: Path, data: Mapping[str, Any], check: _Checker, default: str) -> str:
