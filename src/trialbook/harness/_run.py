@@ -24,6 +24,7 @@ from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._feedback import stored_feedback
 from trialbook.harness._fs import remove_tree
+from trialbook.harness._model import ModelGateway, ModelOptions
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
 from trialbook.harness._plan import harness_stamp, hidden_paths, plan, templates
 from trialbook.harness._preflight import command_words
@@ -92,6 +93,8 @@ class RunOptions:
     only: tuple[str, ...] = ()
     """Run only the attempts of these tasks of the run, still missing (``trialbook race`` runs its
     task pairs so, a few at a time); the run stays 'interrupted' until all its tasks are done."""
+    model: ModelOptions | None = None
+    """Reach a model through the run's gateway (docs/gateway.md, "In a run"); None: no gateway."""
 
 
 @dataclass(frozen=True)
@@ -264,6 +267,14 @@ def run_suite(
     if selection.quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(selection.quarantined)}")
 
+    model = None
+    if options.model is not None:
+        model = ModelGateway(options.model, tier=tier, executor=options.executor)
+        model.check_pass_env(options.pass_env)
+        notes.append(
+            "model gateway: the agent's model calls are metered; the process tier does not keep "
+            "it to them (it can reach the internet and read the harness's environment: accepted)"
+        )
     executor = executor_factory(options.jobs or 1) if executor_factory else _executor(options)
     try:
         if options.executor == "ray":
@@ -281,6 +292,7 @@ def run_suite(
             executor,
             progress,
             stop,
+            model,
         )
     finally:
         executor.shutdown()
@@ -299,6 +311,7 @@ def _run(
     executor: Executor,
     progress: RunProgress | None,
     stop: threading.Event | None,
+    model: ModelGateway | None = None,
 ) -> RunResult:
     """The run itself, on an executor that is ready."""
     assert options.agent is not None
@@ -425,8 +438,11 @@ def _run(
             stop=stop,
             rounds=rounds,
             feedback=feedback,
+            model=model,
         )
         watchdog = start_watchdog(f"{run_key(run_id)}/{harness_stamp()}/", scratch)
+        if model is not None:
+            model.start()
         try:
             driver.drive(todo, executor)
         except BaseException:
@@ -436,6 +452,8 @@ def _run(
             raise
         finally:
             executor.shutdown()
+            if model is not None:
+                model.stop()
             remove_tree(scratch)
             Cgroup.release_idle()
             stop_watchdog(watchdog)

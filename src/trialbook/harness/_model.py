@@ -1,0 +1,194 @@
+"""The run's model gateway: started for the run, one address and token per attempt, its figures
+in the row.
+
+``ModelOptions`` are ``trialbook run --model-upstream URL --model-key-env VAR [--prices F]
+[--max-cost-per-attempt X] [--max-tokens-per-attempt N]`` (or ``[model]`` in trialbook.toml).
+The driver opens an attempt on the gateway before it submits the attempt (the agent's
+environment gets the attempt's base URLs and token: the real key stays in this process) and
+closes it when the result comes back, before the row is validated and written. The row then
+says what the gateway measured, not what the agent wrote in its usage file (docs/gateway.md,
+"In a run").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from trialbook.errors import ArgumentError
+from trialbook.harness._spec import AttemptSpec
+
+if (
+    TYPE_CHECKING
+):  # the gateway (and aiohttp, the 'gateway' extra) loads only for a run that uses it
+    from trialbook.gateway import AttemptUsage
+
+__all__ = ["CALL_LOG", "ModelGateway", "ModelOptions", "merge_usage"]
+
+CALL_LOG = "model_calls.jsonl"
+"""The attempt's call log, in its transcript folder beside the agent's raw output."""
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """How the run reaches a model: through the gateway, to this upstream, with this key."""
+
+    upstream: str
+    """The provider's root URL: OpenAI calls go to ``UPSTREAM/v1/...``, Anthropic calls to
+    ``UPSTREAM/v1/messages`` (``https://api.openai.com``, ``https://api.anthropic.com``, a
+    proxy serving both). A trailing ``/v1`` is dropped."""
+    key_env: str
+    """The variable of this process's environment that holds the real key (never passed on)."""
+    prices: Path | None = None
+    """The price table (docs/gateway.md, "Prices"); None: cost not measured."""
+    max_cost_per_attempt: float | None = None
+    max_tokens_per_attempt: int | None = None
+    accept_open_network: bool = False
+    """The process tier cannot close the network: the agent can reach the internet beside the
+    gateway, and read this process's environment (the real key). True: the user accepts that."""
+
+
+class ModelGateway:
+    """The gateway of one run, as the driver uses it."""
+
+    def __init__(self, options: ModelOptions, *, tier: str, executor: str) -> None:
+        if tier != "process":
+            raise ArgumentError(
+                f"model_upstream: the {tier} tier does not reach the model gateway yet (its agent "
+                "has no network); run with sandbox 'process' and accept_open_network",
+                argument="model_upstream",
+            )
+        if not options.accept_open_network:
+            raise ArgumentError(
+                "model_upstream: the process tier cannot close the network: the agent could reach "
+                "the internet beside the gateway and read the real key from this process; accept "
+                "that explicitly (accept_open_network) or wait for the bwrap tier's gateway",
+                argument="accept_open_network",
+            )
+        if executor != "local":
+            raise ArgumentError(
+                "model_upstream: attempts on a Ray cluster do not reach the gateway yet; use the "
+                "local executor",
+                argument="model_upstream",
+            )
+        if not options.upstream.startswith(("http://", "https://")):
+            raise ArgumentError(
+                f"model_upstream: must be an http:// or https:// URL, got {options.upstream!r}",
+                argument="model_upstream",
+            )
+        try:
+            from trialbook.gateway import Budgets, Gateway, Prices, read_prices
+        except ImportError as exc:
+            raise ArgumentError(
+                f"model_upstream: the model gateway needs aiohttp ({exc}): "
+                "pip install 'trialbook[gateway]'",
+                argument="model_upstream",
+            ) from None
+        key = os.environ.get(options.key_env, "")
+        if not key:
+            raise ArgumentError(
+                f"model_key_env: {options.key_env} is not set (or empty) in this environment",
+                argument="model_key_env",
+            )
+        prices = read_prices(options.prices) if options.prices is not None else Prices()
+        root = options.upstream.rstrip("/").removesuffix("/v1")
+        try:
+            budgets = Budgets(
+                max_cost=options.max_cost_per_attempt, max_tokens=options.max_tokens_per_attempt
+            )
+        except ArgumentError as exc:  # spoken of by the run's own names for the two limits
+            name = f"{exc.argument}_per_attempt"
+            line = str(exc).replace(f"{exc.argument}:", f"{name}:", 1)
+            raise ArgumentError(line, argument=name) from None
+        self.gateway = Gateway(root + "/v1", root, key, prices, budgets)
+        self.key_env = options.key_env
+        self._open: dict[tuple[str, int], str] = {}
+
+    def start(self) -> None:
+        self.gateway.start()
+
+    def stop(self) -> None:
+        self.gateway.stop()
+
+    def check_pass_env(self, pass_env: Mapping[str, str]) -> None:
+        """The real key's variable may not be passed to the agent."""
+        if self.key_env in pass_env:
+            raise ArgumentError(
+                f"pass_env: {self.key_env} holds the model's real key: it stays in the harness "
+                "(the agent reaches the model through the gateway)",
+                argument="pass_env",
+            )
+
+    def open(self, spec: AttemptSpec, log_folder: Path) -> AttemptSpec:
+        """The spec with the attempt's gateway variables in its environment."""
+        key = f"{spec.task_id}#{spec.attempt_index}.{spec.start_id}"
+        log_folder.mkdir(parents=True, exist_ok=True)
+        env = self.gateway.open_attempt(key, log=log_folder / CALL_LOG)
+        self._open[(spec.task_id, spec.start_id)] = key
+        return dataclasses.replace(spec, pass_env={**spec.pass_env, **env})
+
+    def close(self, spec: AttemptSpec) -> AttemptUsage | None:
+        key = self._open.pop((spec.task_id, spec.start_id), None)
+        return self.gateway.close_attempt(key) if key is not None else None
+
+
+def _note(row: dict[str, object], note: str) -> None:
+    row["error"] = f"{row['error']}; {note}" if row.get("error") else note
+
+
+def merge_usage(row: Mapping[str, object], usage: AttemptUsage) -> dict[str, object]:
+    """The row with the gateway's figures in place of the agent's own.
+
+    Tokens in are every input token (uncached, cache read, cache write); cost is the price
+    table's (None: not measured, whatever the agent wrote); a usage file that disagrees is noted.
+    A provider failure before a failed (or timed-out) attempt makes it an ``infra_error``: the
+    measurement is not the agent's failure. A spent budget says ``stop_reason = "budget"``.
+    """
+    out = dict(row)
+    measured: dict[str, object] = {
+        "tokens_in": usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+        "tokens_out": usage.output_tokens,
+        "cost": usage.cost,
+    }
+    said = {k: row.get(k) for k in measured if row.get(k) is not None}
+    differ = [f"{k} {said[k]!r} vs {measured[k]!r}" for k in said if said[k] != measured[k]]
+    if differ:
+        _note(
+            out,
+            f"usage file disagrees with the model gateway ({', '.join(differ)}): the gateway's figures are recorded",
+        )
+    for name, value in measured.items():
+        if value is None:
+            out.pop(name, None)
+        else:
+            out[name] = value
+    if usage.cache_read_tokens:
+        out["cache_hit"] = True
+    if usage.model_version is not None:
+        out["model_version"] = usage.model_version
+    if usage.unpriced_models:
+        _note(out, f"cost not measured: no price for {', '.join(usage.unpriced_models)}")
+    if usage.unmetered_calls:
+        _note(out, f"cost not measured: {usage.unmetered_calls} model call(s) ended without usage")
+    if usage.refused_calls:
+        _note(
+            out,
+            f"the model gateway refused {usage.refused_calls} call(s) with a token not this attempt's",
+        )
+    if usage.provider_failures:
+        failed = f"model provider failed: {usage.failure_text()}"
+        if out.get("status") in ("failed", "timed_out"):
+            was = "timed out" if out.get("timed_out") else "failed"
+            out.update(status="infra_error", passed=False, timed_out=False)
+            _note(out, f"{failed}; the attempt then {was}")
+        elif out.get("status") == "passed":
+            _note(out, f"{failed}; the attempt passed regardless")
+        else:
+            _note(out, failed)
+    if usage.budget_hit and out.get("stop_reason") is None:
+        out["stop_reason"] = "budget"
+    return out
