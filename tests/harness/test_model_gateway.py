@@ -123,6 +123,9 @@ def test_the_rows_carry_the_gateways_figures_not_the_agents(
     assert row["cost"] == pytest.approx(expected, rel=1e-12)
     assert row["model_version"] == s.model
     assert row["cache_hit"] is True
+    assert row["model_calls"] == 3
+    assert row["cache_read_tokens"] == 3 * s.cache_read
+    assert row["cache_write_tokens"] == s.cache_write  # OpenAI reports none
     assert "usage file disagrees with the model gateway" in row["error"]
     log = tmp_path / "out" / row["transcript"] / "model_calls.jsonl"
     calls = [json.loads(line) for line in log.read_text().splitlines()]

@@ -166,6 +166,9 @@ def merge_usage(row: Mapping[str, object], usage: AttemptUsage) -> dict[str, obj
             out.pop(name, None)
         else:
             out[name] = value
+    out["model_calls"] = usage.calls
+    out["cache_read_tokens"] = usage.cache_read_tokens
+    out["cache_write_tokens"] = usage.cache_write_tokens
     if usage.cache_read_tokens:
         out["cache_hit"] = True
     if usage.model_version is not None:
