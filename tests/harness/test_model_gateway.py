@@ -137,7 +137,24 @@ def test_a_provider_failure_before_a_failed_attempt_is_an_infra_error(
 ) -> None:
     [row] = _run(tmp_path, upstream, ["fail"], monkeypatch)
     assert row["status"] == "infra_error"
-    assert "model provider failed: 1 (500); the attempt then failed" in row["error"]
+    assert row["error"].startswith("model provider failed: 1 (500); the attempt then failed")
+    assert row["lost"] is True
+    # a resume runs it again, as a recorded re-run (retry 1)
+    result = run_suite(
+        RunOptions(
+            suite=None,
+            agent=None,
+            ledger=tmp_path / "out" / "ledger.db",
+            resume=row["run_id"],
+            model=ModelOptions(upstream=upstream.url, key_env=KEY_ENV, accept_open_network=True),
+        )
+    )
+    assert result.reruns == 1
+    rows = sorted(
+        ledger_rows(read_ledger(tmp_path / "out" / "ledger.db")), key=lambda r: r["retry"] or 0
+    )
+    assert [r["retry"] or 0 for r in rows] == [0, 1]
+    assert rows[1]["model_calls"] == 1  # the re-run went through the gateway too
 
 
 def test_past_its_budget_an_attempt_is_refused_and_its_row_says_budget(

@@ -145,8 +145,9 @@ def merge_usage(row: Mapping[str, object], usage: AttemptUsage) -> dict[str, obj
 
     Tokens in are every input token (uncached, cache read, cache write); cost is the price
     table's (None: not measured, whatever the agent wrote); a usage file that disagrees is noted.
-    A provider failure before a failed (or timed-out) attempt makes it an ``infra_error``: the
-    measurement is not the agent's failure. A spent budget says ``stop_reason = "budget"``.
+    A provider failure before a failed (or timed-out) attempt makes it an ``infra_error`` marked
+    ``lost`` (a resume runs it again, as a recorded re-run): the measurement is not the agent's
+    failure. A spent budget says ``stop_reason = "budget"``.
     """
     out = dict(row)
     measured: dict[str, object] = {
@@ -185,9 +186,12 @@ def merge_usage(row: Mapping[str, object], usage: AttemptUsage) -> dict[str, obj
     if usage.provider_failures:
         failed = f"model provider failed: {usage.failure_text()}"
         if out.get("status") in ("failed", "timed_out"):
+            # the measurement is invalid, not the agent's failure: an infra error that a resume
+            # runs again (lost), its cause first in the error (the run's early stop reads it)
             was = "timed out" if out.get("timed_out") else "failed"
-            out.update(status="infra_error", passed=False, timed_out=False)
-            _note(out, f"{failed}; the attempt then {was}")
+            out.update(status="infra_error", passed=False, timed_out=False, lost=True)
+            rest = out.get("error")
+            out["error"] = f"{failed}; the attempt then {was}" + (f"; {rest}" if rest else "")
         elif out.get("status") == "passed":
             _note(out, f"{failed}; the attempt passed regardless")
         else:

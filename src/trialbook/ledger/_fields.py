@@ -127,7 +127,8 @@ FIELDS: tuple[Field, ...] = (
         "bool",
         False,
         "infra_error rows only: the harness lost the attempt (its worker or node died, its task "
-        "was cancelled by someone else, no result in time), so a resume runs it again",
+        "was cancelled by someone else, no result in time, its model provider failed), so a "
+        "resume runs it again",
     ),
     Field(
         "checks",
