@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from tests.conftest import make_suite
 from tests.gateway.fake import FakeUpstream, Script
-from tests.harness.test_run import unique_run_id
+from tests.harness.test_run import TIERS, _tier_param, unique_run_id
 from trialbook.cli import main
 from trialbook.errors import ArgumentError
 from trialbook.harness import ModelOptions, RunOptions, run_suite
@@ -49,6 +49,28 @@ elif mode == "fail":
         chat.chat.completions.create(model="fail-500", messages=msgs)
     except openai.InternalServerError:
         sys.exit(1)
+elif mode == "escape":
+    import socket
+    tried = {}
+    for name, address in (
+        ("internet", ("1.1.1.1", 53)),
+        ("upstream", ("127.0.0.1", int(os.environ["UPSTREAM_PORT"]))),
+    ):
+        try:
+            socket.create_connection(address, timeout=3).close()
+            tried[name] = "reached"
+        except OSError as exc:
+            tried[name] = type(exc).__name__
+    guessed = openai.OpenAI(api_key="tb-gw-" + "A" * 43, max_retries=0)
+    try:
+        guessed.chat.completions.create(model="gpt-x", messages=msgs)
+        tried["guessed token"] = "reached"
+    except openai.AuthenticationError:
+        tried["guessed token"] = "refused"
+    chat.chat.completions.create(model="gpt-x", messages=msgs)  # the gateway itself: reached
+    print(json.dumps(tried))
+    if "reached" in tried.values():
+        sys.exit(1)
 elif mode == "greedy":
     for _ in range(10):
         try:
@@ -71,6 +93,7 @@ def _run(
     upstream: FakeUpstream,
     modes: list[str],
     monkeypatch: pytest.MonkeyPatch,
+    tier: str = "process",
     **model: Any,
 ) -> list[dict[str, Any]]:
     monkeypatch.setenv(KEY_ENV, REAL_KEY)
@@ -84,7 +107,7 @@ def _run(
         upstream=upstream.url,
         key_env=KEY_ENV,
         prices=tmp_path / "prices.toml",
-        accept_open_network=True,
+        accept_open_network=tier == "process",
         **model,
     )
     result = run_suite(
@@ -93,8 +116,9 @@ def _run(
             agent='python agent.py "$TRIALBOOK_TASK_ID"',
             ledger=ledger,
             system="test",
-            sandbox="process",
+            sandbox=tier,
             run_id=unique_run_id(),
+            pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
             model=options,
         )
     )
@@ -107,10 +131,11 @@ def _run(
     return rows
 
 
+@pytest.mark.parametrize("tier", TIERS)
 def test_the_rows_carry_the_gateways_figures_not_the_agents(
-    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
 ) -> None:
-    [row] = _run(tmp_path, upstream, ["ok"], monkeypatch)
+    [row] = _run(tmp_path, upstream, ["ok"], monkeypatch, tier)
     s = upstream.script
     openai_in, anthropic_in = s.input + s.cache_read, s.input + s.cache_read + s.cache_write
     assert row["passed"] is True, row.get("error")
@@ -132,6 +157,24 @@ def test_the_rows_carry_the_gateways_figures_not_the_agents(
     assert [c["path"] for c in calls] == ["chat/completions", "chat/completions", "v1/messages"]
 
 
+@pytest.mark.parametrize("tier", [_tier_param("bwrap")])
+def test_in_the_bwrap_tier_the_gateway_is_all_an_agent_reaches(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    [row] = _run(tmp_path, upstream, ["escape"], monkeypatch, tier)
+    assert row["passed"] is True, row.get("error")
+    stdout = (tmp_path / "out" / row["transcript"] / "agent.stdout").read_text()
+    tried = json.loads(stdout.strip().splitlines()[-1])
+    assert tried == {
+        "internet": tried["internet"],
+        "upstream": "ConnectionRefusedError",  # the host's loopback is not the sandbox's
+        "guessed token": "refused",
+    }
+    assert tried["internet"] != "reached"
+    assert row["model_calls"] == 1  # the guessed token's call was refused, not passed
+    assert row["sandbox"] == "bwrap"
+
+
 def test_a_provider_failure_before_a_failed_attempt_is_an_infra_error(
     tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -146,6 +189,7 @@ def test_a_provider_failure_before_a_failed_attempt_is_an_infra_error(
             agent=None,
             ledger=tmp_path / "out" / "ledger.db",
             resume=row["run_id"],
+            pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
             model=ModelOptions(upstream=upstream.url, key_env=KEY_ENV, accept_open_network=True),
         )
     )

@@ -90,6 +90,7 @@ class ServerThread:
         await web.SockSite(runner, sock, backlog=4096).start()
         if self.unix_socket is not None:
             await web.UnixSite(runner, str(self.unix_socket), backlog=4096).start()
+            self.unix_socket.chmod(0o600)  # the harness's user alone (a sandbox keeps its uid)
 
     def stop(self) -> None:
         loop, thread = self._loop, self._thread

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
+import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,17 +59,16 @@ class ModelGateway:
     """The gateway of one run, as the driver uses it."""
 
     def __init__(self, options: ModelOptions, *, tier: str, executor: str) -> None:
-        if tier != "process":
+        if tier not in ("process", "bwrap"):
             raise ArgumentError(
-                f"model_upstream: the {tier} tier does not reach the model gateway yet (its agent "
-                "has no network); run with sandbox 'process' and accept_open_network",
+                f"model_upstream: the {tier} tier does not reach the model gateway yet",
                 argument="model_upstream",
             )
-        if not options.accept_open_network:
+        if tier == "process" and not options.accept_open_network:
             raise ArgumentError(
                 "model_upstream: the process tier cannot close the network: the agent could reach "
                 "the internet beside the gateway and read the real key from this process; accept "
-                "that explicitly (accept_open_network) or wait for the bwrap tier's gateway",
+                "that explicitly (accept_open_network), or use the bwrap tier",
                 argument="accept_open_network",
             )
         if executor != "local":
@@ -104,8 +106,20 @@ class ModelGateway:
             name = f"{exc.argument}_per_attempt"
             line = str(exc).replace(f"{exc.argument}:", f"{name}:", 1)
             raise ArgumentError(line, argument=name) from None
-        self.gateway = Gateway(root + "/v1", root, key, prices, budgets)
+        # a bwrap agent without network reaches the gateway by its unix socket, in a folder of
+        # its own that the sandbox shows read-only (the forwarder inside names it)
+        self._socket_dir = Path(tempfile.mkdtemp(prefix="tb-gw-")) if tier == "bwrap" else None
+        socket = self._socket_dir / "gateway.sock" if self._socket_dir is not None else None
+        self.gateway = Gateway(root + "/v1", root, key, prices, budgets, unix_socket=socket)
         self.key_env = options.key_env
+        self.note = (
+            "model gateway: the agent's model calls are metered; the process tier does not keep "
+            "it to them (it can reach the internet and read the harness's environment: accepted)"
+            if tier == "process"
+            else "model gateway: an agent without network reaches the model gateway and nothing "
+            "else (a task with network = true reaches it and the whole network)"
+        )
+        """What the run says of its gateway, where the tier is chosen."""
         self._open: dict[tuple[str, int], str] = {}
 
     def start(self) -> None:
@@ -113,6 +127,8 @@ class ModelGateway:
 
     def stop(self) -> None:
         self.gateway.stop()
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
 
     def check_pass_env(self, pass_env: Mapping[str, str]) -> None:
         """The real key's variable may not be passed to the agent."""
@@ -129,7 +145,17 @@ class ModelGateway:
         log_folder.mkdir(parents=True, exist_ok=True)
         env = self.gateway.open_attempt(key, log=log_folder / CALL_LOG)
         self._open[(spec.task_id, spec.start_id)] = key
-        return dataclasses.replace(spec, pass_env={**spec.pass_env, **env})
+        agent = spec.agent
+        socket = self.gateway.unix_socket
+        if spec.tier == "bwrap" and not spec.budget.network and socket is not None:
+            # the gateway and nothing else: its forwarder listens inside the agent's own network
+            # namespace on the port the URLs name, then the agent's command runs as given
+            port = self.gateway.url.rsplit(":", 1)[1]
+            # run by its path (standard library only): the sandbox shows the file's folder
+            script = shlex.quote(str(Path(__file__).with_name("_forward.py")))
+            forward = f"python {script} {shlex.quote(str(socket))} {port}"
+            agent = f"{forward} || exit 125\n{spec.agent}"
+        return dataclasses.replace(spec, agent=agent, pass_env={**spec.pass_env, **env})
 
     def close(self, spec: AttemptSpec) -> AttemptUsage | None:
         key = self._open.pop((spec.task_id, spec.start_id), None)

@@ -271,10 +271,7 @@ def run_suite(
     if options.model is not None:
         model = ModelGateway(options.model, tier=tier, executor=options.executor)
         model.check_pass_env(options.pass_env)
-        notes.append(
-            "model gateway: the agent's model calls are metered; the process tier does not keep "
-            "it to them (it can reach the internet and read the harness's environment: accepted)"
-        )
+        notes.append(model.note)
     executor = executor_factory(options.jobs or 1) if executor_factory else _executor(options)
     try:
         if options.executor == "ray":
