@@ -71,6 +71,22 @@ elif mode == "escape":
     print(json.dumps(tried))
     if "reached" in tried.values():
         sys.exit(1)
+elif mode == "flood":  # 500 streams at once, through the sandbox's forwarder
+    import asyncio
+
+    async def flood():
+        client = openai.AsyncOpenAI(max_retries=0, timeout=120)
+
+        async def one():
+            stream = await client.chat.completions.create(model="gpt-x", messages=msgs, stream=True)
+            return "".join([c.choices[0].delta.content or "" async for c in stream])
+
+        texts = await asyncio.gather(*(one() for _ in range(500)))
+        await client.close()
+        return texts
+
+    if asyncio.run(flood()) != ["part0part1part2"] * 500:
+        sys.exit(1)
 elif mode == "greedy":
     for _ in range(10):
         try:
@@ -173,6 +189,19 @@ def test_in_the_bwrap_tier_the_gateway_is_all_an_agent_reaches(
     assert tried["internet"] != "reached"
     assert row["model_calls"] == 1  # the guessed token's call was refused, not passed
     assert row["sandbox"] == "bwrap"
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_an_agent_opening_500_streams_at_once_gets_them_all_metered(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    upstream.record = False
+    [row] = _run(tmp_path, upstream, ["flood"], monkeypatch, tier)
+    s = upstream.script
+    assert row["passed"] is True, row.get("error")
+    assert row["model_calls"] == 500
+    assert row["tokens_in"] == 500 * (s.input + s.cache_read)
+    assert row["tokens_out"] == 500 * s.output
 
 
 def test_a_provider_failure_before_a_failed_attempt_is_an_infra_error(
