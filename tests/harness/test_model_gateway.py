@@ -326,3 +326,41 @@ def test_a_project_names_its_model_in_a_model_table(tmp_path: Path) -> None:
     with pytest.raises(ArgumentError, match=r"model\.key: unknown key") as bad:
         load_project(tmp_path)
     assert "\n" not in str(bad.value)
+
+
+def test_a_task_declaring_network_model_needs_a_gateway(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path / "suite", {"t": {"toml": ['network = "model"']}}, k=1)
+    with pytest.raises(ArgumentError, match='task t declares network = "model"') as refused:
+        run_suite(RunOptions(suite=suite, agent="true", ledger=tmp_path / "l.db"))
+    assert refused.value.argument == "model_upstream"
+    assert not (tmp_path / "l.db").exists()
+
+
+@pytest.mark.parametrize("tier", [_tier_param("bwrap")])
+def test_a_network_model_task_reaches_the_gateway_and_nothing_else(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    tasks = {
+        "escape": {
+            "grader": "test -f ok",
+            "fixture": {"agent.py": AGENT},
+            "toml": ['network = "model"'],
+        }
+    }
+    suite = make_suite(tmp_path / "suite", tasks, k=1, timeout_s=60)
+    ledger = tmp_path / "out" / "ledger.db"
+    run_suite(
+        RunOptions(
+            suite=suite,
+            agent='python agent.py "$TRIALBOOK_TASK_ID"',
+            ledger=ledger,
+            sandbox=tier,
+            run_id=unique_run_id(),
+            pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
+            model=ModelOptions(upstream=upstream.url, key_env=KEY_ENV),
+        )
+    )
+    [row] = ledger_rows(read_ledger(ledger))
+    assert row["passed"] is True, row.get("error")
+    assert row["model_calls"] == 1

@@ -17,20 +17,21 @@ import os
 import shlex
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialbook.errors import ArgumentError
 from trialbook.harness._spec import AttemptSpec
+from trialbook.suite import Task
 
 if (
     TYPE_CHECKING
 ):  # the gateway (and aiohttp, the 'gateway' extra) loads only for a run that uses it
     from trialbook.gateway import AttemptUsage
 
-__all__ = ["CALL_LOG", "ModelGateway", "ModelOptions", "merge_usage"]
+__all__ = ["CALL_LOG", "ModelGateway", "ModelOptions", "check_model_tasks", "merge_usage"]
 
 CALL_LOG = "model_calls.jsonl"
 """The attempt's call log, in its transcript folder beside the agent's raw output."""
@@ -53,6 +54,20 @@ class ModelOptions:
     accept_open_network: bool = False
     """The process tier cannot close the network: the agent can reach the internet beside the
     gateway, and read this process's environment (the real key). True: the user accepts that."""
+
+
+def check_model_tasks(tasks: Sequence[Task], options: ModelOptions | None) -> None:
+    """Tasks declaring ``network = "model"`` need the run's gateway."""
+    needing = [t.id for t in tasks if t.model]
+    if needing and options is None:
+        shown = ", ".join(needing[:5]) + (
+            f" and {len(needing) - 5} more" if len(needing) > 5 else ""
+        )
+        raise ArgumentError(
+            f'model_upstream: task {shown} declares network = "model": give the run a model '
+            "gateway (model_upstream and model_key_env)",
+            argument="model_upstream",
+        )
 
 
 class ModelGateway:

@@ -24,7 +24,7 @@ from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._feedback import stored_feedback
 from trialbook.harness._fs import remove_tree
-from trialbook.harness._model import ModelGateway, ModelOptions
+from trialbook.harness._model import ModelGateway, ModelOptions, check_model_tasks
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
 from trialbook.harness._plan import harness_stamp, hidden_paths, plan, templates
 from trialbook.harness._preflight import command_words
@@ -267,6 +267,7 @@ def run_suite(
     if selection.quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(selection.quarantined)}")
 
+    check_model_tasks(tasks, options.model)
     model = None
     if options.model is not None:
         model = ModelGateway(options.model, tier=tier, executor=options.executor)

@@ -53,6 +53,9 @@ class Task:
     weight: float | None = None
     network: bool = False
     """Whether the agent may reach the network (bwrap tier; opt-in per task)."""
+    model: bool = False
+    """``network = "model"``: the agent needs a model and may reach the run's model gateway and
+    nothing else (a run of it without a gateway is refused; ``network`` is then false)."""
     outcomes: tuple[str, ...] = ()
     """The outcome kinds its grader reports beside the verdict: ``protection``, ``task`` and
     ``stop_reason`` (fault-injection and permission tasks, docs/harness.md)."""
@@ -130,7 +133,7 @@ _TASK_KEYS = {
     "weight": "task weight",
     "timeout_s": "this task's wall-clock limit",
     "grader_timeout_s": "this task's grader limit",
-    "network": "true to let the agent reach the network",
+    "network": 'true to let the agent reach the network; "model": the model gateway only',
     "outcomes": "outcome kinds its grader reports: any of protection, task, stop_reason",
     "feedback": "what a repair round is told: outcome, checks, reasons or grader-stdout",
     "description": "free text",
@@ -396,8 +399,8 @@ def _load_task(
     task_timeout = check.number(path, data, "timeout_s", low=0, open_low=True)
     task_grader_timeout = check.number(path, data, "grader_timeout_s", low=0, open_low=True)
     network = data.get("network", False)
-    if not isinstance(network, bool):
-        check.add(path, "network", f"expected true or false, got {network!r}")
+    if not isinstance(network, bool) and network != "model":
+        check.add(path, "network", f'expected true, false or "model", got {network!r}')
     outcomes = data.get("outcomes", [])
     kinds = ("protection", "task", "stop_reason")
     if not isinstance(outcomes, list) or not all(o in kinds for o in outcomes):
@@ -419,7 +422,8 @@ def _load_task(
         grader_timeout_s=task_grader_timeout or grader_timeout,
         stratum=stratum,
         weight=weight,
-        network=bool(network),
+        network=network is True,
+        model=network == "model",
         outcomes=tuple(o for o in kinds if isinstance(outcomes, list) and o in outcomes),
         feedback=_feedback(path, data, check, feedback),
     )
