@@ -36,6 +36,8 @@ class Gateway:
     (``https://api.openai.com/v1``, ``https://api.anthropic.com``); either may be None (that API is
     then answered 404). ``key`` is the real key: it is sent to the upstream and nowhere else.
     ``unix_socket``: also listen on this path (for sandboxes that reach the host by a socket).
+    ``host``: the address to listen on (127.0.0.1; a cluster's driver gives its node's address, so
+    that attempts on other nodes reach it: the per-attempt tokens are then all that guards it).
 
     Use as a context manager, or call :meth:`start` and :meth:`stop`.
     """
@@ -49,6 +51,7 @@ class Gateway:
         budgets: Budgets | None = None,
         *,
         unix_socket: Path | None = None,
+        host: str = "127.0.0.1",
         read_timeout_s: float = 600.0,
         close_wait_s: float = 5.0,
         log_body_limit: int = 65_536,
@@ -87,7 +90,7 @@ class Gateway:
             self._lookup,
             self.budgets,
         )
-        self._server = ServerThread(self._app, unix_socket=unix_socket)
+        self._server = ServerThread(self._app, host=host, unix_socket=unix_socket)
 
     def _app(self) -> web.Application:
         app = web.Application(client_max_size=64 << 20)
@@ -110,7 +113,7 @@ class Gateway:
     # -- life cycle -----------------------------------------------------------------------------
 
     def start(self) -> Gateway:
-        """Listen (127.0.0.1, an ephemeral port; and the unix socket, if given). Returns self."""
+        """Listen (``host``, an ephemeral port; and the unix socket, if given). Returns self."""
         self._server.start()
         return self
 
@@ -138,7 +141,7 @@ class Gateway:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:PORT`` once started."""
+        """``http://HOST:PORT`` once started."""
         return self._server.url
 
     @property

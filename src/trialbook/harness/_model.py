@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shlex
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialbook.errors import ArgumentError
+from trialbook.harness._forward import RELAY_VAR, forwarded
 from trialbook.harness._spec import AttemptSpec
 from trialbook.suite import Task
 
@@ -56,6 +56,14 @@ class ModelOptions:
     gateway, and read this process's environment (the real key). True: the user accepts that."""
 
 
+def _node_address() -> str:
+    """This node's address as the Ray cluster knows it (where its other nodes reach the driver)."""
+    import ray
+
+    address: str = ray.util.get_node_ip_address()
+    return address
+
+
 def check_model_tasks(tasks: Sequence[Task], options: ModelOptions | None) -> None:
     """Tasks declaring ``network = "model"`` need the run's gateway."""
     needing = [t.id for t in tasks if t.model]
@@ -86,12 +94,6 @@ class ModelGateway:
                 "that explicitly (accept_open_network), or use the bwrap tier",
                 argument="accept_open_network",
             )
-        if executor != "local":
-            raise ArgumentError(
-                "model_upstream: attempts on a Ray cluster do not reach the gateway yet; use the "
-                "local executor",
-                argument="model_upstream",
-            )
         if not options.upstream.startswith(("http://", "https://")):
             raise ArgumentError(
                 f"model_upstream: must be an http:// or https:// URL, got {options.upstream!r}",
@@ -121,11 +123,18 @@ class ModelGateway:
             name = f"{exc.argument}_per_attempt"
             line = str(exc).replace(f"{exc.argument}:", f"{name}:", 1)
             raise ArgumentError(line, argument=name) from None
-        # a bwrap agent without network reaches the gateway by its unix socket, in a folder of
-        # its own that the sandbox shows read-only (the forwarder inside names it)
-        self._socket_dir = Path(tempfile.mkdtemp(prefix="tb-gw-")) if tier == "bwrap" else None
+        # A bwrap agent without network reaches the gateway by its unix socket, in a folder of
+        # its own that the sandbox shows read-only (the forwarder inside names it). On a Ray
+        # cluster the gateway listens on this node's address instead, and each worker relays a
+        # socket of its node to it (_forward.ensure_relay).
+        self.executor = executor
+        local_bwrap = tier == "bwrap" and executor == "local"
+        self._socket_dir = Path(tempfile.mkdtemp(prefix="tb-gw-")) if local_bwrap else None
         socket = self._socket_dir / "gateway.sock" if self._socket_dir is not None else None
-        self.gateway = Gateway(root + "/v1", root, key, prices, budgets, unix_socket=socket)
+        host = _node_address() if executor == "ray" else "127.0.0.1"
+        self.gateway = Gateway(
+            root + "/v1", root, key, prices, budgets, unix_socket=socket, host=host
+        )
         self.key_env = options.key_env
         self.note = (
             "model gateway: the agent's model calls are metered; the process tier does not keep "
@@ -162,14 +171,17 @@ class ModelGateway:
         self._open[(spec.task_id, spec.start_id)] = key
         agent = spec.agent
         socket = self.gateway.unix_socket
-        if spec.tier == "bwrap" and not spec.budget.network and socket is not None:
+        port = self.gateway.url.rsplit(":", 1)[1]
+        if spec.tier == "bwrap" and not spec.budget.network:
             # the gateway and nothing else: its forwarder listens inside the agent's own network
             # namespace on the port the URLs name, then the agent's command runs as given
-            port = self.gateway.url.rsplit(":", 1)[1]
-            # run by its path (standard library only): the sandbox shows the file's folder
-            script = shlex.quote(str(Path(__file__).with_name("_forward.py")))
-            forward = f"python {script} {shlex.quote(str(socket))} {port}"
-            agent = f"{forward} || exit 125\n{spec.agent}"
+            if socket is not None:
+                agent = forwarded(spec.agent, str(socket), port)
+            else:  # on a cluster: the worker relays a socket of its node to this address, and
+                # inside the sandbox the gateway is the forwarder's loopback address
+                here = self.gateway.url
+                env = {k: v.replace(here, f"http://127.0.0.1:{port}", 1) for k, v in env.items()}
+                env[RELAY_VAR] = here.removeprefix("http://")
         return dataclasses.replace(spec, agent=agent, pass_env={**spec.pass_env, **env})
 
     def close(self, spec: AttemptSpec) -> AttemptUsage | None:
