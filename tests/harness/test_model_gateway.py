@@ -9,6 +9,7 @@ cache_write; tokens_out is output.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -364,3 +365,38 @@ def test_a_network_model_task_reaches_the_gateway_and_nothing_else(
     [row] = ledger_rows(read_ledger(ledger))
     assert row["passed"] is True, row.get("error")
     assert row["model_calls"] == 1
+
+
+@pytest.mark.parametrize("tier", [_tier_param("bwrap")])
+def test_network_model_for_the_run_keeps_even_a_network_task_to_the_gateway(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    tasks = {
+        "escape": {
+            "grader": "test -f ok",
+            "fixture": {"agent.py": AGENT},
+            "toml": ["network = true"],  # would reach the host's loopback (the upstream) itself
+        }
+    }
+    suite = make_suite(tmp_path / "suite", tasks, k=1, timeout_s=60)
+    ledger = tmp_path / "out" / "ledger.db"
+    options = RunOptions(
+        suite=suite,
+        agent='python agent.py "$TRIALBOOK_TASK_ID"',
+        ledger=ledger,
+        sandbox=tier,
+        run_id=unique_run_id(),
+        pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
+        model=ModelOptions(upstream=upstream.url, key_env=KEY_ENV),
+        network_model=True,
+    )
+    run_suite(options)
+    [row] = ledger_rows(read_ledger(ledger))
+    assert row["passed"] is True, row.get("error")
+    assert "cost" not in row  # no price table: not measured, and not noted on every row
+    assert "refused 1 call(s)" in row["error"]  # the guessed token
+    assert "no price" not in row["error"]
+    with pytest.raises(ArgumentError, match="network_model") as refused:
+        run_suite(dataclasses.replace(options, model=None, run_id=unique_run_id()))
+    assert refused.value.argument == "network_model"

@@ -30,3 +30,20 @@ def test_another_word_is_refused_naming_the_key(tmp_path: Path) -> None:
     root = make_suite(tmp_path / "s", {"t": {"toml": ['network = "internet"']}}, k=1, freeze=False)
     with pytest.raises(SuiteError, match=r"network.*expected true, false or \"model\""):
         load_suite(root)
+
+
+def test_a_suite_wide_network_is_each_tasks_default_and_a_task_may_say_otherwise(
+    tmp_path: Path,
+) -> None:
+    root = make_suite(
+        tmp_path / "s",
+        {"a": {}, "b": {"toml": ["network = false"]}, "c": {"toml": ["network = true"]}},
+        k=1,
+        extra='network = "model"\n',
+        freeze=False,
+    )
+    tasks = {t.id: (t.network, t.model) for t in load_suite(root).tasks}
+    assert tasks == {"a": (False, True), "b": (False, False), "c": (True, False)}
+    bad = make_suite(tmp_path / "bad", {"a": {}}, k=1, extra="network = 1\n", freeze=False)
+    with pytest.raises(SuiteError, match="network"):
+        load_suite(bad)

@@ -129,6 +129,13 @@ EXIT_INTERRUPTED = 130
     help="With --model-upstream: past this many tokens an attempt's next model call is refused.",
 )
 @click.option(
+    "--network",
+    "network",
+    type=click.Choice(["model"]),
+    help="With --model-upstream: every task reaches the model gateway and nothing else, as if it "
+    'declared network = "model" (even one with network = true).',
+)
+@click.option(
     "--accept-open-network",
     "accept_open_network",
     is_flag=True,
@@ -161,6 +168,7 @@ def run(
     max_cost_per_attempt: float | None,
     max_tokens_per_attempt: int | None,
     accept_open_network: bool | None,
+    network: str | None,
     rerun_reason: str | None,
 ) -> None:
     """Run an agent on a frozen suite: k attempts per task, each in a fresh sandboxed workspace,
@@ -243,6 +251,7 @@ def run(
                 ("--max-cost-per-attempt", max_cost_per_attempt),
                 ("--max-tokens-per-attempt", max_tokens_per_attempt),
                 ("--accept-open-network", accept_open_network),
+                ("--network", network),
             )
             if value is not None
         ]
@@ -268,6 +277,7 @@ def run(
         model_version=model_version,
         rerun_reason=rerun_reason,
         model=model_options,
+        network_model=network == "model",
     )
     with stop_on_signals() as stop, Progress() as progress:
         result = run_suite(options, progress=progress, stop=stop)

@@ -188,9 +188,10 @@ class Driver:
         result = future.result()
         usage = self.model.close(spec) if self.model is not None else None
         if not result.cancelled:  # cancelled: its marker stays without a row (cut off)
-            if usage is not None:
+            if self.model is not None and usage is not None:
                 assert result.row is not None
-                result = dataclasses.replace(result, row=merge_usage(result.row, usage))
+                merged = merge_usage(result.row, usage, priced=self.model.priced)
+                result = dataclasses.replace(result, row=merged)
             row, validated = self._row(spec, result)
             self._watch(row)
             if self.rounds:

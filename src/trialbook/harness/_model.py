@@ -136,6 +136,8 @@ class ModelGateway:
             root + "/v1", root, key, prices, budgets, unix_socket=socket, host=host
         )
         self.key_env = options.key_env
+        self.priced = options.prices is not None
+        """Whether the run has a price table (without one, no cost is measured: not noted)."""
         self.note = (
             "model gateway: the agent's model calls are metered; the process tier does not keep "
             "it to them (it can reach the internet and read the harness's environment: accepted)"
@@ -193,11 +195,14 @@ def _note(row: dict[str, object], note: str) -> None:
     row["error"] = f"{row['error']}; {note}" if row.get("error") else note
 
 
-def merge_usage(row: Mapping[str, object], usage: AttemptUsage) -> dict[str, object]:
+def merge_usage(
+    row: Mapping[str, object], usage: AttemptUsage, *, priced: bool = True
+) -> dict[str, object]:
     """The row with the gateway's figures in place of the agent's own.
 
     Tokens in are every input token (uncached, cache read, cache write); cost is the price
-    table's (None: not measured, whatever the agent wrote); a usage file that disagrees is noted.
+    table's (None: not measured, whatever the agent wrote); a usage file that disagrees is noted,
+    and so is a model the table does not price (``priced``: the run has a table at all).
     A provider failure before a failed (or timed-out) attempt makes it an ``infra_error`` marked
     ``lost`` (a resume runs it again, as a recorded re-run): the measurement is not the agent's
     failure. A spent budget says ``stop_reason = "budget"``.
@@ -227,7 +232,7 @@ def merge_usage(row: Mapping[str, object], usage: AttemptUsage) -> dict[str, obj
         out["cache_hit"] = True
     if usage.model_version is not None:
         out["model_version"] = usage.model_version
-    if usage.unpriced_models:
+    if usage.unpriced_models and priced:
         _note(out, f"cost not measured: no price for {', '.join(usage.unpriced_models)}")
     if usage.unmetered_calls:
         _note(out, f"cost not measured: {usage.unmetered_calls} model call(s) ended without usage")

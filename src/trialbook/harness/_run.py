@@ -95,6 +95,9 @@ class RunOptions:
     task pairs so, a few at a time); the run stays 'interrupted' until all its tasks are done."""
     model: ModelOptions | None = None
     """Reach a model through the run's gateway (docs/gateway.md, "In a run"); None: no gateway."""
+    network_model: bool = False
+    """Every task as if it declared ``network = "model"`` (the gateway and nothing else, even for
+    a task with ``network = true``); needs ``model``."""
 
 
 @dataclass(frozen=True)
@@ -267,6 +270,13 @@ def run_suite(
     if selection.quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(selection.quarantined)}")
 
+    if options.network_model:
+        if options.model is None:
+            raise ArgumentError(
+                "network_model: every task reaching the model gateway needs one (model)",
+                argument="network_model",
+            )
+        tasks = [dataclasses.replace(t, network=False, model=True) for t in tasks]
     check_model_tasks(tasks, options.model)
     model = None
     if options.model is not None:

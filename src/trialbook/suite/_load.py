@@ -124,6 +124,7 @@ _SUITE_KEYS = {
     "grade_after_timeout": "true: grade the workspace even after a timeout (default false)",
     "protocol": "how attempts are made: independent (default), repair or human-selected",
     "feedback": "what a repair round is told: outcome, checks (default), reasons or grader-stdout",
+    "network": 'every task\'s default: false (default), true, or "model" (the model gateway only)',
 }
 _TASK_KEYS = {
     "prompt": "prompt text",
@@ -280,6 +281,10 @@ def load_suite(root: str | Path) -> Suite:
         check.add(path, "protocol", f"expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
         protocol = "independent"
     feedback = _feedback(path, data, check, DEFAULT_FEEDBACK)
+    network = data.get("network", False)
+    if not isinstance(network, bool) and network != "model":
+        check.add(path, "network", f'expected true, false or "model", got {network!r}')
+        network = False
 
     tasks_dir = root / "tasks"
     _refuse_link(tasks_dir, check)
@@ -300,6 +305,7 @@ def load_suite(root: str | Path) -> Suite:
             strata=strata,
             suite_weight=weights_raw.get(tdir.name),
             feedback=feedback,
+            network=network,
         )
         if task is not None:
             tasks.append(task)
@@ -356,6 +362,7 @@ def _load_task(
     strata: tuple[str, ...],
     feedback: str,
     suite_weight: object,
+    network: bool | str = False,
 ) -> Task | None:
     before = len(check.problems)
     if not _TASK_ID.fullmatch(tdir.name):
@@ -398,7 +405,7 @@ def _load_task(
         weight = float(suite_weight)
     task_timeout = check.number(path, data, "timeout_s", low=0, open_low=True)
     task_grader_timeout = check.number(path, data, "grader_timeout_s", low=0, open_low=True)
-    network = data.get("network", False)
+    network = data.get("network", network)  # the task's own, else the suite's
     if not isinstance(network, bool) and network != "model":
         check.add(path, "network", f'expected true, false or "model", got {network!r}')
     outcomes = data.get("outcomes", [])
