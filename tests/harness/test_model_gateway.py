@@ -224,6 +224,16 @@ def test_a_provider_failure_before_a_failed_attempt_is_an_infra_error(
         )
     )
     assert result.reruns == 1
+    with pytest.raises(ArgumentError, match="reached its model through the gateway"):
+        run_suite(  # without the gateway, its agents would run with no model at all
+            RunOptions(
+                suite=None,
+                agent=None,
+                ledger=tmp_path / "out" / "ledger.db",
+                resume=row["run_id"],
+                pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
+            )
+        )
     rows = sorted(
         ledger_rows(read_ledger(tmp_path / "out" / "ledger.db")), key=lambda r: r["retry"] or 0
     )

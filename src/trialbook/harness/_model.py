@@ -31,7 +31,14 @@ if (
 ):  # the gateway (and aiohttp, the 'gateway' extra) loads only for a run that uses it
     from trialbook.gateway import AttemptUsage
 
-__all__ = ["CALL_LOG", "ModelGateway", "ModelOptions", "check_model_tasks", "merge_usage"]
+__all__ = [
+    "CALL_LOG",
+    "ModelGateway",
+    "ModelOptions",
+    "check_model_tasks",
+    "check_resume_model",
+    "merge_usage",
+]
 
 CALL_LOG = "model_calls.jsonl"
 """The attempt's call log, in its transcript folder beside the agent's raw output."""
@@ -62,6 +69,23 @@ def _node_address() -> str:
 
     address: str = ray.util.get_node_ip_address()
     return address
+
+
+def check_resume_model(ledger: Path, run_id: str, options: ModelOptions | None) -> None:
+    """A run whose attempts reached their model through the gateway resumes only with one (its
+    record does not keep the options: they are given again)."""
+    if options is not None:
+        return
+    from trialbook.ledger import LedgerStore
+
+    with LedgerStore(ledger) as store:
+        metered = store.read(run_id).recorded("model_calls")
+    if metered:
+        raise ArgumentError(
+            f"model_upstream: run {run_id!r} reached its model through the gateway: resume it "
+            "with the same model_upstream and model_key_env (and prices and budgets)",
+            argument="model_upstream",
+        )
 
 
 def check_model_tasks(tasks: Sequence[Task], options: ModelOptions | None) -> None:

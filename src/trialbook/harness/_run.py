@@ -24,7 +24,12 @@ from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._feedback import stored_feedback
 from trialbook.harness._fs import remove_tree
-from trialbook.harness._model import ModelGateway, ModelOptions, check_model_tasks
+from trialbook.harness._model import (
+    ModelGateway,
+    ModelOptions,
+    check_model_tasks,
+    check_resume_model,
+)
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
 from trialbook.harness._plan import harness_stamp, hidden_paths, plan, templates
 from trialbook.harness._preflight import command_words
@@ -270,6 +275,8 @@ def run_suite(
     if selection.quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(selection.quarantined)}")
 
+    if prior is not None:
+        check_resume_model(options.ledger, prior.run_id, options.model)
     if options.network_model:
         if options.model is None:
             raise ArgumentError(
