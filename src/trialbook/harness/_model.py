@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -38,6 +39,7 @@ __all__ = [
     "check_model_tasks",
     "check_resume_model",
     "merge_usage",
+    "model_gateway",
 ]
 
 CALL_LOG = "model_calls.jsonl"
@@ -69,6 +71,38 @@ def _node_address() -> str:
 
     address: str = ray.util.get_node_ip_address()
     return address
+
+
+def model_gateway(
+    options: ModelOptions | None,
+    tasks: Sequence[Task],
+    *,
+    tier: str,
+    executor: str,
+    pass_env: Mapping[str, str],
+    network_model: bool,
+    resumed: tuple[Path, str] | None,
+    notes: list[str],
+) -> tuple[list[Task], ModelGateway | None]:
+    """The run's tasks (``network_model``: each as if it declared ``network = "model"``) and its
+    gateway (None: the run has none), every check done; the run's note on it added to ``notes``.
+    ``resumed``: the ledger and run id of a resume."""
+    if resumed is not None:
+        check_resume_model(resumed[0], resumed[1], options)
+    if network_model:
+        if options is None:
+            raise ArgumentError(
+                "network_model: every task reaching the model gateway needs one (model)",
+                argument="network_model",
+            )
+        tasks = [dataclasses.replace(t, network=False, model=True) for t in tasks]
+    check_model_tasks(tasks, options)
+    if options is None:
+        return list(tasks), None
+    model = ModelGateway(options, tier=tier, executor=executor)
+    model.check_pass_env(pass_env)
+    notes.append(model.note)
+    return list(tasks), model
 
 
 def check_resume_model(ledger: Path, run_id: str, options: ModelOptions | None) -> None:
@@ -153,7 +187,9 @@ class ModelGateway:
         # socket of its node to it (_forward.ensure_relay).
         self.executor = executor
         local_bwrap = tier == "bwrap" and executor == "local"
-        self._socket_dir = Path(tempfile.mkdtemp(prefix="tb-gw-")) if local_bwrap else None
+        # named here, made when the gateway starts (and removed when it stops)
+        folder = Path(tempfile.gettempdir()) / f"tb-gw-{secrets.token_hex(8)}"
+        self._socket_dir = folder if local_bwrap else None
         socket = self._socket_dir / "gateway.sock" if self._socket_dir is not None else None
         host = _node_address() if executor == "ray" else "127.0.0.1"
         self.gateway = Gateway(
@@ -173,6 +209,8 @@ class ModelGateway:
         self._open: dict[tuple[str, int], str] = {}
 
     def start(self) -> None:
+        if self._socket_dir is not None:
+            self._socket_dir.mkdir(mode=0o700)
         self.gateway.start()
 
     def stop(self) -> None:

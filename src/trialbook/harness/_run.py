@@ -24,12 +24,7 @@ from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._feedback import stored_feedback
 from trialbook.harness._fs import remove_tree
-from trialbook.harness._model import (
-    ModelGateway,
-    ModelOptions,
-    check_model_tasks,
-    check_resume_model,
-)
+from trialbook.harness._model import ModelGateway, ModelOptions, model_gateway
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
 from trialbook.harness._plan import harness_stamp, hidden_paths, plan, templates
 from trialbook.harness._preflight import command_words
@@ -275,21 +270,16 @@ def run_suite(
     if selection.quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(selection.quarantined)}")
 
-    if prior is not None:
-        check_resume_model(options.ledger, prior.run_id, options.model)
-    if options.network_model:
-        if options.model is None:
-            raise ArgumentError(
-                "network_model: every task reaching the model gateway needs one (model)",
-                argument="network_model",
-            )
-        tasks = [dataclasses.replace(t, network=False, model=True) for t in tasks]
-    check_model_tasks(tasks, options.model)
-    model = None
-    if options.model is not None:
-        model = ModelGateway(options.model, tier=tier, executor=options.executor)
-        model.check_pass_env(options.pass_env)
-        notes.append(model.note)
+    tasks, model = model_gateway(
+        options.model,
+        tasks,
+        tier=tier,
+        executor=options.executor,
+        pass_env=options.pass_env,
+        network_model=options.network_model,
+        resumed=(options.ledger, prior.run_id) if prior is not None else None,
+        notes=notes,
+    )
     executor = executor_factory(options.jobs or 1) if executor_factory else _executor(options)
     try:
         if options.executor == "ray":
