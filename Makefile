@@ -10,8 +10,8 @@ $(STAMP): pyproject.toml setup.py src/trialbook/ledger/formats/_cjsonl.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=25.1"
 	@# the optional extras too: their tests (the inspect importer, the report's plots, the Ray
-	@# executor) run, never skipped, wherever make test runs
-	$(PY) -m pip install --quiet -e ".[inspect,plots,ray]" --group dev
+	@# executor, the model gateway) run, never skipped, wherever make test runs
+	$(PY) -m pip install --quiet -e ".[inspect,plots,ray,gateway]" --group dev
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -50,6 +50,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_harness_overhead.py
 	$(PY) benchmarks/bench_report.py
 	$(PY) benchmarks/bench_race.py
+	$(PY) benchmarks/bench_gateway.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache

@@ -160,6 +160,19 @@ _BANNED: dict[str, tuple[str, ...]] = {
         "rich",
         "click",
     ),
+    # the model proxy the harness starts: it knows nothing of ledgers, suites or scores
+    "gateway": (
+        "trialbook.ledger",
+        "trialbook.suite",
+        "trialbook.harness",
+        "trialbook.importers",
+        "trialbook.stats",
+        "trialbook.analysis",
+        "trialbook.report",
+        *_TOP,
+        "rich",
+        "click",
+    ),
     "cli": (),
 }
 

@@ -370,3 +370,20 @@ def test_a_harbor_laid_out_task_is_judged_by_its_verifiers_reward(
         env = suite / "tasks" / "h" / "environment"
         tag = f"localhost/trialbook-env:{ct.context_digest(env, env / 'Dockerfile')[:32]}"
         subprocess.run(engine.command("rmi", "--force", tag), capture_output=True, check=False)
+
+
+def test_a_task_that_needs_the_model_gateway_is_refused_by_the_container_tier(
+    tmp_path: Path,
+) -> None:
+    # the gateway's relay does not reach a container yet: the task would have no model, or with
+    # a network of its own, everything
+    suite = make_suite(tmp_path / "suite", {"t": {"toml": [*IMAGE, 'network = "model"']}}, k=1)
+    ledger = tmp_path / "runs.db"
+    result = CliRunner().invoke(
+        main,
+        ["run", str(suite), "--agent", "true", "--ledger", str(ledger), "--sandbox", "container",
+         "--model-upstream", "http://127.0.0.1:9", "--model-key-env", "HOME"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert 'sets network = "model"' in result.stderr
+    assert not ledger.exists()

@@ -647,3 +647,67 @@ def test_a_fixture_with_a_symbolic_link_is_refused_before_either_executor_runs(
             tmp_path / f"{executor}.db", f"link-{executor}"
         )
     assert messages[0] == messages[1]
+
+
+def _tiers_here() -> list[Any]:
+    from tests.harness.test_run import _tier_param
+
+    return [_tier_param("process"), _tier_param("bwrap")]
+
+
+@pytest.mark.parametrize("tier", _tiers_here())
+def test_attempts_on_the_cluster_reach_the_drivers_model_gateway(
+    cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    """Each attempt, on whichever node, calls the model through the driver's gateway (bwrap: by a
+    relay its worker keeps on its node, docs/gateway.md); the rows carry the gateway's figures."""
+    from tests.gateway.fake import FakeUpstream, Script
+    from trialbook.harness import ModelOptions
+    from trialbook.ledger import ledger_rows, read_ledger
+
+    agent_py = (
+        "import openai\n"
+        "openai.OpenAI(max_retries=0).chat.completions.create(model='m', messages=[])\n"
+        "open('ok', 'w').write('done')\n"
+    )
+    suite = make_suite(
+        tmp_path / "suite",
+        {f"t{i}": {"grader": "test -f ok", "fixture": {"agent.py": agent_py}} for i in range(4)},
+        k=1,
+        timeout_s=60,
+    )
+    monkeypatch.setenv("TB_TEST_RAY_KEY", "sk-real-ray-key-" + "Q" * 20)
+    relays = set(Path(tempfile.gettempdir()).glob("tb-gw-relay-*"))
+    upstream = FakeUpstream(Script()).start()
+    try:
+        result = run_suite(
+            RunOptions(
+                suite=suite,
+                agent="python agent.py",
+                ledger=tmp_path / "ledger.db",
+                system="gw",
+                jobs=2,
+                executor="ray",
+                sandbox=tier,
+                model=ModelOptions(
+                    upstream=upstream.url,
+                    key_env="TB_TEST_RAY_KEY",
+                    accept_open_network=tier == "process",
+                ),
+            )
+        )
+    finally:
+        upstream.stop()
+        made = set(Path(tempfile.gettempdir()).glob("tb-gw-relay-*")) - relays
+        for folder in made:  # the workers' relays outlive the run (docs/gateway.md)
+            shutil.rmtree(folder, ignore_errors=True)
+    assert bool(made) == (tier == "bwrap"), "a bwrap attempt went through no relay"
+    rows = list(ledger_rows(read_ledger(tmp_path / "ledger.db")))
+    assert result.written == 4
+    s = upstream.script
+    for row in rows:
+        assert row["passed"] is True, row.get("error")
+        assert row["model_calls"] == 1
+        assert row["tokens_in"] == s.input + s.cache_read
+        assert row["tokens_out"] == s.output
+        assert row["sandbox"] == tier

@@ -92,6 +92,18 @@ def test_a_transcript_folder_with_a_colon_is_linked_percent_encoded(tmp_path: Pa
     assert "kept: agent.out" in page
 
 
+def test_an_attempt_whose_model_calls_were_kept_links_them(tmp_path: Path) -> None:
+    kept = tmp_path / "runs.transcripts" / "r" / "A" / "0.1"
+    kept.mkdir(parents=True)
+    (kept / "agent.stdout").write_text("x")
+    (kept / "model_calls.jsonl").write_text("{}\n")
+    ledger = _with_transcripts(tmp_path, {1: "runs.transcripts/r/A/0.1"})
+    page = _page(ledger, tmp_path)
+    hrefs = re.findall(r'<a href="([^"]+)"', page)
+    assert "./runs.transcripts/r/A/0.1/model_calls.jsonl" in hrefs
+    assert hrefs.count("./runs.transcripts/r/A/0.1") == 1  # the folder's own link stays
+
+
 @pytest.mark.slow
 def test_in_chromium_every_link_is_a_file_and_a_click_runs_no_script(
     tmp_path: Path, secret: Path

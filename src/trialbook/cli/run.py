@@ -94,6 +94,55 @@ EXIT_INTERRUPTED = 130
     help="Pass this variable of the caller's environment to the agent (repeatable; nothing else passes).",
 )
 @click.option("--model-version", help="Model snapshot under test, recorded in every row.")
+@click.option(
+    "--model-upstream",
+    "model_upstream",
+    metavar="URL",
+    help="Give the agent a model through the run's gateway, which forwards its OpenAI and "
+    "Anthropic API calls to URL (e.g. https://api.openai.com) and meters them: tokens and cost "
+    "in the row are the gateway's (docs/gateway.md).",
+)
+@click.option(
+    "--model-key-env",
+    "model_key_env",
+    metavar="VAR",
+    help="With --model-upstream: the variable holding the real API key (it stays in the harness).",
+)
+@click.option(
+    "--prices",
+    "prices",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="With --model-upstream: the price table (TOML, dollars per million tokens per model).",
+)
+@click.option(
+    "--max-cost-per-attempt",
+    "max_cost_per_attempt",
+    type=float,
+    metavar="DOLLARS",
+    help="With --model-upstream: past this cost an attempt's next model call is refused.",
+)
+@click.option(
+    "--max-tokens-per-attempt",
+    "max_tokens_per_attempt",
+    type=int,
+    metavar="N",
+    help="With --model-upstream: past this many tokens an attempt's next model call is refused.",
+)
+@click.option(
+    "--network",
+    "network",
+    type=click.Choice(["model"]),
+    help="With --model-upstream: every task reaches the model gateway and nothing else, as if it "
+    'declared network = "model" (even one with network = true).',
+)
+@click.option(
+    "--accept-open-network",
+    "accept_open_network",
+    is_flag=True,
+    default=None,
+    help="With --model-upstream in the process tier: accept that the agent can reach the "
+    "internet beside the gateway and read the harness's environment (the real key).",
+)
 @click.option("--rerun-reason", help="Why this run repeats an earlier one (recorded in the run).")
 @user_errors
 def run(
@@ -113,6 +162,13 @@ def run(
     ray_address: str | None,
     pass_env: tuple[str, ...],
     model_version: str | None,
+    model_upstream: str | None,
+    model_key_env: str | None,
+    prices: Path | None,
+    max_cost_per_attempt: float | None,
+    max_tokens_per_attempt: int | None,
+    accept_open_network: bool | None,
+    network: str | None,
     rerun_reason: str | None,
 ) -> None:
     """Run an agent on a frozen suite: k attempts per task, each in a fresh sandboxed workspace,
@@ -129,7 +185,7 @@ def run(
     from trialbook import report as render
     from trialbook.cli._signals import stop_on_signals
     from trialbook.errors import ArgumentError
-    from trialbook.harness import RunOptions, load_project, run_suite
+    from trialbook.harness import ModelOptions, RunOptions, load_project, run_suite
 
     if resume is not None and (run_id is not None or system is not None):
         raise ArgumentError(
@@ -145,6 +201,14 @@ def run(
             sandbox = sandbox or project.sandbox
             pass_env = pass_env or project.pass_env
         jobs = jobs or project.jobs
+        if (m := project.model) is not None:  # [model]: each option given here wins
+            model_upstream = model_upstream or m.upstream
+            model_key_env = model_key_env or m.key_env
+            prices = prices or m.prices
+            max_cost_per_attempt = max_cost_per_attempt or m.max_cost_per_attempt
+            max_tokens_per_attempt = max_tokens_per_attempt or m.max_tokens_per_attempt
+            if accept_open_network is None:
+                accept_open_network = m.accept_open_network
         executor = executor or project.executor
         ray_address = ray_address or project.ray_address
     executor = executor or "local"
@@ -164,6 +228,35 @@ def run(
                 f"--run-id: run {run_id!r} already exists in {ledger}: to finish it, "
                 f"--resume {run_id}; for a new run, leave out --run-id (or give a new id)"
             )
+    model_options = None
+    if model_upstream is not None:
+        if model_key_env is None:
+            raise ArgumentError(
+                "--model-upstream needs --model-key-env VAR (the real key's variable)"
+            )
+        model_options = ModelOptions(
+            upstream=model_upstream,
+            key_env=model_key_env,
+            prices=prices,
+            max_cost_per_attempt=max_cost_per_attempt,
+            max_tokens_per_attempt=max_tokens_per_attempt,
+            accept_open_network=bool(accept_open_network),
+        )
+    else:
+        given = [
+            flag
+            for flag, value in (
+                ("--model-key-env", model_key_env),
+                ("--prices", prices),
+                ("--max-cost-per-attempt", max_cost_per_attempt),
+                ("--max-tokens-per-attempt", max_tokens_per_attempt),
+                ("--accept-open-network", accept_open_network),
+                ("--network", network),
+            )
+            if value is not None
+        ]
+        if given:
+            raise ArgumentError(f"{given[0]} needs --model-upstream")
     env = passed_env(pass_env)
     options = RunOptions(
         suite=suite_dir,
@@ -183,6 +276,8 @@ def run(
         pass_env=env,
         model_version=model_version,
         rerun_reason=rerun_reason,
+        model=model_options,
+        network_model=network == "model",
     )
     with stop_on_signals() as stop, Progress() as progress:
         result = run_suite(options, progress=progress, stop=stop)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from trialbook.harness._driver import RunProgress, Tally
     from trialbook.harness._executor import Executor, LocalExecutor
     from trialbook.harness._gradercheck import GraderCase, GraderCheck, grader_check
+    from trialbook.harness._model import ModelOptions
     from trialbook.harness._project import Project, load_project
     from trialbook.harness._ray import RayExecutor
     from trialbook.harness._run import RunOptions, RunResult, run_suite
@@ -36,6 +37,7 @@ __all__ = [
     "GraderCase",
     "GraderCheck",
     "LocalExecutor",
+    "ModelOptions",
     "Project",
     "RayExecutor",
     "RunOptions",
@@ -69,6 +71,7 @@ _LAZY = {
     "GraderCase": "_gradercheck",
     "GraderCheck": "_gradercheck",
     "grader_check": "_gradercheck",
+    "ModelOptions": "_model",
     "RunOptions": "_run",
     "RunResult": "_run",
     "run_suite": "_run",

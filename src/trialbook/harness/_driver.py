@@ -21,6 +21,7 @@ from typing import Protocol
 from trialbook.harness._attempt import run_attempt
 from trialbook.harness._executor import Executor
 from trialbook.harness._feedback import feedback_json
+from trialbook.harness._model import CALL_LOG, ModelGateway, merge_usage
 from trialbook.harness._spec import AttemptResult, AttemptSpec
 from trialbook.harness._sweep import start_key
 from trialbook.ledger import LedgerStore, Prepared, prepare
@@ -113,6 +114,7 @@ class Driver:
         stop: threading.Event,
         rounds: bool = False,
         feedback: Mapping[tuple[str, int], str] | None = None,
+        model: ModelGateway | None = None,
     ) -> None:
         self.store, self.run_id, self.jobs = store, run_id, jobs
         self.rounds = rounds
@@ -126,6 +128,9 @@ class Driver:
         self._cause = ""
         self._early_n = EARLY_ATTEMPTS
         self._finished: list[tuple[dict[str, object], Prepared]] = []
+        self.model = model
+        """The run's model gateway: each attempt opened on it before it starts, closed when its
+        result comes back (its figures then replace the agent's own in the row)."""
 
     def _watch(self, row: Mapping[str, object]) -> None:
         """Stop the run when its first attempts all ended in the same harness-side error."""
@@ -148,9 +153,8 @@ class Driver:
         """The row to write: the worker's, plus where its raw output is kept; validated."""
         assert result.row is not None
         row = dict(result.row)
-        if result.output:
-            # the start id is unique: a re-run of the attempt keeps its own folder
-            folder = self.transcripts / spec.task_id / f"{spec.attempt_index}.{spec.start_id}"
+        folder = self._folder(spec)
+        if result.output or (self.model is not None and (folder / CALL_LOG).is_file()):
             try:
                 folder.mkdir(parents=True, exist_ok=True)
                 for name, data in result.output.items():
@@ -160,6 +164,11 @@ class Driver:
                 note = f"raw output not kept: {exc}"
                 row["error"] = f"{row['error']}; {note}" if row.get("error") else note
         return row, prepare([row], f"run {self.run_id}")
+
+    def _folder(self, spec: AttemptSpec) -> Path:
+        """Where the attempt's raw output is kept (the start id is unique: a re-run of the
+        attempt keeps its own folder)."""
+        return self.transcripts / spec.task_id / f"{spec.attempt_index}.{spec.start_id}"
 
     def _write(self, starting: list[Planned]) -> list[int]:
         finished = self._finished
@@ -177,7 +186,12 @@ class Driver:
 
     def _collect(self, spec: AttemptSpec, future: Future[AttemptResult]) -> None:
         result = future.result()
+        usage = self.model.close(spec) if self.model is not None else None
         if not result.cancelled:  # cancelled: its marker stays without a row (cut off)
+            if self.model is not None and usage is not None:
+                assert result.row is not None
+                merged = merge_usage(result.row, usage, priced=self.model.priced)
+                result = dataclasses.replace(result, row=merged)
             row, validated = self._row(spec, result)
             self._watch(row)
             if self.rounds:
@@ -233,6 +247,8 @@ class Driver:
                     for planned, start_id in zip(starting, self._write(starting), strict=True):
                         before = (planned.template.task_id, planned.attempt_index - 1)
                         spec = planned.spec(start_id, self._feedback.get(before))
+                        if self.model is not None:
+                            spec = self.model.open(spec, self._folder(spec))
                         running[executor.submit(run_attempt, spec)] = spec
                 if cancelled and not running:
                     break
@@ -249,6 +265,8 @@ class Driver:
             for future, spec in running.items():  # attempts that finished while stopping
                 if future.done() and not future.cancelled() and future.exception() is None:
                     self._collect(spec, future)
+                elif self.model is not None:
+                    self.model.close(spec)  # its token is revoked; the attempt is cut off
             if self._finished:
                 self._write([])
             raise

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from trialbook.harness._attempt import attempt_fields
+from trialbook.harness._forward import RELAY_VAR, ensure_relay, forwarded
 from trialbook.harness._fs import remove_tree
 from trialbook.harness._scratch import clean_stale_runs, make_scratch, start_detached_watchdog
 from trialbook.harness._spec import AttemptResult, AttemptSpec
@@ -152,6 +153,19 @@ def run_on_worker(
     except Exception as exc:  # OSError, a tar error, a lost object or a fetch timeout
         what = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}"
         return lost_result(spec, f"the worker could not get the task's files ({what})", started)
+    relay = spec.pass_env.get(RELAY_VAR)
+    if relay is not None:  # a bwrap agent reaching the driver's model gateway from this node
+        try:
+            socket_path = ensure_relay(relay)
+        except OSError as exc:
+            return lost_result(
+                spec, f"the worker could not relay the model gateway ({exc})", started
+            )
+        spec = dataclasses.replace(
+            spec,
+            agent=forwarded(spec.agent, socket_path, relay.rpartition(":")[2]),
+            pass_env={k: v for k, v in spec.pass_env.items() if k != RELAY_VAR},
+        )
     local = dataclasses.replace(
         spec,
         fixture=fixture_copy,

@@ -26,6 +26,7 @@ from trialbook.harness._environments import prepare_environments
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._feedback import stored_feedback
 from trialbook.harness._fs import remove_tree
+from trialbook.harness._model import ModelGateway, ModelOptions, model_gateway
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
 from trialbook.harness._plan import harness_stamp, hidden_paths, plan, templates
 from trialbook.harness._preflight import command_words
@@ -94,6 +95,11 @@ class RunOptions:
     only: tuple[str, ...] = ()
     """Run only the attempts of these tasks of the run, still missing (``trialbook race`` runs its
     task pairs so, a few at a time); the run stays 'interrupted' until all its tasks are done."""
+    model: ModelOptions | None = None
+    """Reach a model through the run's gateway (docs/gateway.md, "In a run"); None: no gateway."""
+    network_model: bool = False
+    """Every task as if it declared ``network = "model"`` (the gateway and nothing else, even for
+    a task with ``network = true``); needs ``model``."""
 
 
 @dataclass(frozen=True)
@@ -268,6 +274,16 @@ def run_suite(
     if selection.quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(selection.quarantined)}")
 
+    tasks, model = model_gateway(
+        options.model,
+        tasks,
+        tier=tier,
+        executor=options.executor,
+        pass_env=options.pass_env,
+        network_model=options.network_model,
+        resumed=(options.ledger, prior.run_id) if prior is not None else None,
+        notes=notes,
+    )
     executor = executor_factory(options.jobs or 1) if executor_factory else _executor(options)
     try:
         if options.executor == "ray":
@@ -285,6 +301,7 @@ def run_suite(
             executor,
             progress,
             stop,
+            model,
             environments=environments,
         )
     finally:
@@ -304,6 +321,7 @@ def _run(
     executor: Executor,
     progress: RunProgress | None,
     stop: threading.Event | None,
+    model: ModelGateway | None = None,
     *,
     environments: Mapping[str, ContainerTarget],
 ) -> RunResult:
@@ -433,8 +451,11 @@ def _run(
             stop=stop,
             rounds=rounds,
             feedback=feedback,
+            model=model,
         )
         watchdog = start_watchdog(f"{run_key(run_id)}/{harness_stamp()}/", scratch)
+        if model is not None:
+            model.start()
         try:
             driver.drive(todo, executor)
         except BaseException:
@@ -444,6 +465,8 @@ def _run(
             raise
         finally:
             executor.shutdown()
+            if model is not None:
+                model.stop()
             remove_tree(scratch)
             Cgroup.release_idle()
             stop_watchdog(watchdog)

@@ -127,7 +127,8 @@ FIELDS: tuple[Field, ...] = (
         "bool",
         False,
         "infra_error rows only: the harness lost the attempt (its worker or node died, its task "
-        "was cancelled by someone else, no result in time), so a resume runs it again",
+        "was cancelled by someone else, no result in time, its model provider failed), so a "
+        "resume runs it again",
     ),
     Field(
         "checks",
@@ -152,7 +153,29 @@ FIELDS: tuple[Field, ...] = (
         "stop_reason",
         "str",
         False,
-        "tasks declaring outcome kinds: why the agent stopped, in the grader's words",
+        "why the agent stopped: in the grader's words (tasks declaring outcome kinds), or "
+        "'budget' when the model gateway refused a call past the attempt's budget",
+    ),
+    Field(
+        "model_calls",
+        "int",
+        False,
+        "calls the agent made to the model through the run's model gateway (docs/gateway.md)",
+        low=0,
+    ),
+    Field(
+        "cache_read_tokens",
+        "int",
+        False,
+        "of tokens_in, the tokens the provider read from its prompt cache (model gateway)",
+        low=0,
+    ),
+    Field(
+        "cache_write_tokens",
+        "int",
+        False,
+        "of tokens_in, the tokens the provider wrote to its prompt cache (model gateway)",
+        low=0,
     ),
 )
 

@@ -157,6 +157,11 @@ def _variance(run: RunScore, anchor: str) -> str:
     )
 
 
+_CALL_LOG = "model_calls.jsonl"
+"""The file the model gateway keeps of an attempt's calls in its transcript folder (the harness's
+``CALL_LOG``; docs/gateway.md, "Call log")."""
+
+
 def _href(path: str, base: Path | None) -> str:
     """A link to a local file: relative to the page's folder when known, else a file:// URI.
 
@@ -214,6 +219,9 @@ def _grid(tasks: Sequence[TaskOutcomes], base: Path | None) -> str:
             label = f"{sym} {escape(word)}"
             if a.transcript is not None:
                 label = f'<a href="{_href(a.transcript, base)}">{label}</a>'
+                if _CALL_LOG in a.transcript_files:  # the model gateway kept its calls
+                    calls = _href(f"{a.transcript}/{_CALL_LOG}", base)
+                    label += f' <a href="{calls}" title="the model calls">calls</a>'
             out.append(
                 f'<td class="o {cls}" title="{escape("; ".join(title), quote=True)}">{label}</td>'
             )

@@ -162,7 +162,8 @@ def _task_hash(task: Task) -> str:
                 "grader": task.grader,
                 "timeout_s": task.timeout_s,
                 "grader_timeout_s": task.grader_timeout_s,
-                "network": task.network,
+                # "model" only where declared: other tasks keep their ids
+                "network": "model" if task.model else task.network,
                 "stratum": task.stratum,
                 "weight": task.weight,
                 # only when declared: the ids of suites without outcome kinds stay as they were

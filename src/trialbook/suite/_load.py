@@ -60,6 +60,9 @@ class Task:
     weight: float | None = None
     network: bool = False
     """Whether the agent may reach the network (bwrap tier; opt-in per task)."""
+    model: bool = False
+    """``network = "model"``: the agent needs a model and may reach the run's model gateway and
+    nothing else (a run of it without a gateway is refused; ``network`` is then false)."""
     outcomes: tuple[str, ...] = ()
     """The outcome kinds its grader reports beside the verdict: ``protection``, ``task`` and
     ``stop_reason`` (fault-injection and permission tasks, docs/harness.md)."""
@@ -143,6 +146,7 @@ _SUITE_KEYS = {
     "protocol": "how attempts are made: independent (default), repair or human-selected",
     "feedback": "what a repair round is told: outcome, checks (default), reasons or grader-stdout",
     "image": "container image every task runs in (container tier) unless it names its own",
+    "network": 'every task\'s default: false (default), true, or "model" (the model gateway only)',
 }
 _TASK_KEYS = {
     "prompt": "prompt text",
@@ -152,7 +156,7 @@ _TASK_KEYS = {
     "weight": "task weight",
     "timeout_s": "this task's wall-clock limit",
     "grader_timeout_s": "this task's grader limit",
-    "network": "true to let the agent reach the network",
+    "network": 'true to let the agent reach the network; "model": the model gateway only',
     "outcomes": "outcome kinds its grader reports: any of protection, task, stop_reason",
     "feedback": "what a repair round is told: outcome, checks, reasons or grader-stdout",
     "image": "container image the task runs in (container tier)",
@@ -307,6 +311,10 @@ def load_suite(root: str | Path) -> Suite:
         protocol = "independent"
     feedback = _feedback(path, data, check, DEFAULT_FEEDBACK)
     image = image_key(path, data, check)
+    network = data.get("network", False)
+    if not isinstance(network, bool) and network != "model":
+        check.add(path, "network", f'expected true, false or "model", got {network!r}')
+        network = False
 
     tasks_dir = root / "tasks"
     _refuse_link(tasks_dir, check)
@@ -328,6 +336,7 @@ def load_suite(root: str | Path) -> Suite:
             suite_weight=weights_raw.get(tdir.name),
             feedback=feedback,
             image=image,
+            network=network,
         )
         if task is not None:
             tasks.append(task)
@@ -385,6 +394,7 @@ def _load_task(
     feedback: str,
     suite_weight: object,
     image: str | None = None,
+    network: bool | str = False,
 ) -> Task | None:
     before = len(check.problems)
     if not _TASK_ID.fullmatch(tdir.name):
@@ -427,9 +437,9 @@ def _load_task(
         weight = float(suite_weight)
     task_timeout = check.number(path, data, "timeout_s", low=0, open_low=True)
     task_grader_timeout = check.number(path, data, "grader_timeout_s", low=0, open_low=True)
-    network = data.get("network", False)
-    if not isinstance(network, bool):
-        check.add(path, "network", f"expected true or false, got {network!r}")
+    network = data.get("network", network)  # the task's own, else the suite's
+    if not isinstance(network, bool) and network != "model":
+        check.add(path, "network", f'expected true, false or "model", got {network!r}')
     outcomes = data.get("outcomes", [])
     kinds = ("protection", "task", "stop_reason")
     if not isinstance(outcomes, list) or not all(o in kinds for o in outcomes):
@@ -461,7 +471,8 @@ def _load_task(
         grader_timeout_s=task_grader_timeout or grader_timeout,
         stratum=stratum,
         weight=weight,
-        network=bool(network),
+        network=network is True,
+        model=network == "model",
         outcomes=tuple(o for o in kinds if isinstance(outcomes, list) and o in outcomes),
         feedback=_feedback(path, data, check, feedback),
     )

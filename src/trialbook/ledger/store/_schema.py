@@ -384,6 +384,20 @@ SELECT id, run_id, rows, last_id, CAST(substr(columns, 1, 4) AS TEXT) AS format
 FROM attempt_columns;
 """
 
+# Schema 13: what the model gateway measures that had no field: the attempt's model calls and the
+# part of its input tokens read from and written to the provider's prompt cache. NULL in the rows
+# written before (and in rows of runs without a gateway): not recorded.
+_V13 = """
+ALTER TABLE attempts ADD COLUMN "model_calls" INTEGER
+    CHECK ("model_calls" IS NULL OR (typeof("model_calls") = 'integer' AND "model_calls" >= 0));
+ALTER TABLE attempts ADD COLUMN "cache_read_tokens" INTEGER
+    CHECK ("cache_read_tokens" IS NULL OR (typeof("cache_read_tokens") = 'integer'
+        AND "cache_read_tokens" >= 0));
+ALTER TABLE attempts ADD COLUMN "cache_write_tokens" INTEGER
+    CHECK ("cache_write_tokens" IS NULL OR (typeof("cache_write_tokens") = 'integer'
+        AND "cache_write_tokens" >= 0));
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
@@ -397,6 +411,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (10, "attempt protocol: on every row and on the run record", _V10),
     (11, "checks, protection, task_outcome and stop_reason: graders that say why", _V11),
     (12, "kept column blobs of format 2: a column of one repeated value kept once", _V12),
+    (
+        13,
+        "model_calls, cache_read_tokens and cache_write_tokens: the model gateway's figures",
+        _V13,
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -1,0 +1,412 @@
+"""A run through the model gateway (process tier): real clients as agents, the gateway's figures
+in the rows, hostile agents (a usage file claiming 0 cost, one looking for the real key, one that
+calls past its budget, one whose provider fails).
+
+Expected figures are the fake upstream's script (tests/gateway/fake.py): an OpenAI call's
+tokens_in is its prompt_tokens (input + cache_read), an Anthropic call's is input + cache_read +
+cache_write; tokens_out is output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import make_suite
+from tests.gateway.fake import FakeUpstream, Script
+from tests.harness.test_run import TIERS, _tier_param, unique_run_id
+from trialbook.cli import main
+from trialbook.errors import ArgumentError
+from trialbook.harness import ModelOptions, RunOptions, run_suite
+from trialbook.ledger import ledger_rows, read_ledger
+
+REAL_KEY = "sk-real-run-" + "Z" * 32
+KEY_ENV = "TB_TEST_MODEL_KEY"
+
+AGENT = r"""
+import json, os, sys
+from pathlib import Path
+import anthropic, openai
+
+mode = sys.argv[1]
+# a hostile agent shows all its environment (kept in its transcript, which the test searches)
+print(json.dumps(dict(os.environ)))
+chat = openai.OpenAI(max_retries=0)  # OPENAI_BASE_URL and OPENAI_API_KEY from the environment
+msgs = [{"role": "user", "content": "hi"}]
+if mode == "ok":
+    chat.chat.completions.create(model="gpt-x", messages=msgs)
+    list(chat.chat.completions.create(model="gpt-x", messages=msgs, stream=True))
+    anthropic.Anthropic(max_retries=0).messages.create(model="claude-x", max_tokens=5, messages=msgs)
+    with open(os.environ["TRIALBOOK_USAGE_FILE"], "a") as f:  # it claims it cost nothing
+        f.write(json.dumps({"tokens_in": 0, "tokens_out": 0, "cost": 0.0}) + "\n")
+elif mode == "fail":
+    try:
+        chat.chat.completions.create(model="fail-500", messages=msgs)
+    except openai.InternalServerError:
+        sys.exit(1)
+elif mode == "escape":
+    import socket
+    tried = {}
+    for name, address in (
+        ("internet", ("1.1.1.1", 53)),
+        ("upstream", ("127.0.0.1", int(os.environ["UPSTREAM_PORT"]))),
+    ):
+        try:
+            socket.create_connection(address, timeout=3).close()
+            tried[name] = "reached"
+        except OSError as exc:
+            tried[name] = type(exc).__name__
+    guessed = openai.OpenAI(api_key="tb-gw-" + "A" * 43, max_retries=0)
+    try:
+        guessed.chat.completions.create(model="gpt-x", messages=msgs)
+        tried["guessed token"] = "reached"
+    except openai.AuthenticationError:
+        tried["guessed token"] = "refused"
+    chat.chat.completions.create(model="gpt-x", messages=msgs)  # the gateway itself: reached
+    print(json.dumps(tried))
+    if "reached" in tried.values():
+        sys.exit(1)
+elif mode == "flood":  # 500 streams at once, through the sandbox's forwarder
+    import asyncio
+
+    async def flood():
+        client = openai.AsyncOpenAI(max_retries=0, timeout=120)
+
+        async def one():
+            stream = await client.chat.completions.create(model="gpt-x", messages=msgs, stream=True)
+            return "".join([c.choices[0].delta.content or "" async for c in stream])
+
+        texts = await asyncio.gather(*(one() for _ in range(500)))
+        await client.close()
+        return texts
+
+    if asyncio.run(flood()) != ["part0part1part2"] * 500:
+        sys.exit(1)
+elif mode == "greedy":
+    for _ in range(10):
+        try:
+            chat.chat.completions.create(model="gpt-x", messages=msgs)
+        except openai.RateLimitError:
+            break
+Path("ok").write_text("done")
+"""
+
+
+@pytest.fixture
+def upstream() -> Iterator[FakeUpstream]:
+    fake = FakeUpstream(Script()).start()
+    yield fake
+    fake.stop()
+
+
+def _run(
+    tmp_path: Path,
+    upstream: FakeUpstream,
+    modes: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tier: str = "process",
+    **model: Any,
+) -> list[dict[str, Any]]:
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    tasks = {mode: {"grader": "test -f ok", "fixture": {"agent.py": AGENT}} for mode in modes}
+    suite = make_suite(tmp_path / "suite", tasks, k=1, timeout_s=60)
+    ledger = tmp_path / "out" / "ledger.db"
+    (tmp_path / "prices.toml").write_text(
+        f'[models."{upstream.script.model}"]\ninput = 2\noutput = 8\ncache_read = 0.5\ncache_write = 2.5\n'
+    )
+    options = ModelOptions(
+        upstream=upstream.url,
+        key_env=KEY_ENV,
+        prices=tmp_path / "prices.toml",
+        accept_open_network=tier == "process",
+        **model,
+    )
+    result = run_suite(
+        RunOptions(
+            suite=suite,
+            agent='python agent.py "$TRIALBOOK_TASK_ID"',
+            ledger=ledger,
+            system="test",
+            sandbox=tier,
+            run_id=unique_run_id(),
+            pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
+            model=options,
+        )
+    )
+    assert not result.interrupted
+    rows = sorted(ledger_rows(read_ledger(ledger)), key=lambda r: r["task_id"])
+    # the real key is nowhere the run wrote: ledger, transcripts (the agent's environment), logs
+    written = [p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert not [data for data in written if REAL_KEY.encode() in data]
+    assert any(b'"OPENAI_API_KEY": "tb-gw-' in data for data in written), "no environment shown"
+    return rows
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_the_rows_carry_the_gateways_figures_not_the_agents(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    [row] = _run(tmp_path, upstream, ["ok"], monkeypatch, tier)
+    s = upstream.script
+    openai_in, anthropic_in = s.input + s.cache_read, s.input + s.cache_read + s.cache_write
+    assert row["passed"] is True, row.get("error")
+    assert row["tokens_in"] == 2 * openai_in + anthropic_in
+    assert row["tokens_out"] == 3 * s.output
+    # 3 calls: 3 x input at $2, 3 x output at $8, 3 x cache_read at $0.5, 1 x cache_write at $2.5
+    expected = (
+        3 * s.input * 2 + 3 * s.output * 8 + 3 * s.cache_read * 0.5 + s.cache_write * 2.5
+    ) / 1e6
+    assert row["cost"] == pytest.approx(expected, rel=1e-12)
+    assert row["model_version"] == s.model
+    assert row["cache_hit"] is True
+    assert row["model_calls"] == 3
+    assert row["cache_read_tokens"] == 3 * s.cache_read
+    assert row["cache_write_tokens"] == s.cache_write  # OpenAI reports none
+    assert "usage file disagrees with the model gateway" in row["error"]
+    log = tmp_path / "out" / row["transcript"] / "model_calls.jsonl"
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [c["path"] for c in calls] == ["chat/completions", "chat/completions", "v1/messages"]
+
+
+@pytest.mark.parametrize("tier", [_tier_param("bwrap")])
+def test_in_the_bwrap_tier_the_gateway_is_all_an_agent_reaches(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    [row] = _run(tmp_path, upstream, ["escape"], monkeypatch, tier)
+    assert row["passed"] is True, row.get("error")
+    stdout = (tmp_path / "out" / row["transcript"] / "agent.stdout").read_text()
+    tried = json.loads(stdout.strip().splitlines()[-1])
+    assert tried == {
+        "internet": tried["internet"],
+        "upstream": "ConnectionRefusedError",  # the host's loopback is not the sandbox's
+        "guessed token": "refused",
+    }
+    assert tried["internet"] != "reached"
+    assert row["model_calls"] == 1  # the guessed token's call was refused, not passed
+    assert row["sandbox"] == "bwrap"
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_an_agent_opening_500_streams_at_once_gets_them_all_metered(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    upstream.record = False
+    [row] = _run(tmp_path, upstream, ["flood"], monkeypatch, tier)
+    s = upstream.script
+    assert row["passed"] is True, row.get("error")
+    assert row["model_calls"] == 500
+    assert row["tokens_in"] == 500 * (s.input + s.cache_read)
+    assert row["tokens_out"] == 500 * s.output
+
+
+def test_a_provider_failure_before_a_failed_attempt_is_an_infra_error(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    [row] = _run(tmp_path, upstream, ["fail"], monkeypatch)
+    assert row["status"] == "infra_error"
+    assert row["error"].startswith("model provider failed: 1 (500); the attempt then failed")
+    assert row["lost"] is True
+    # a resume runs it again, as a recorded re-run (retry 1)
+    result = run_suite(
+        RunOptions(
+            suite=None,
+            agent=None,
+            ledger=tmp_path / "out" / "ledger.db",
+            resume=row["run_id"],
+            pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
+            model=ModelOptions(upstream=upstream.url, key_env=KEY_ENV, accept_open_network=True),
+        )
+    )
+    assert result.reruns == 1
+    with pytest.raises(ArgumentError, match="reached its model through the gateway"):
+        run_suite(  # without the gateway, its agents would run with no model at all
+            RunOptions(
+                suite=None,
+                agent=None,
+                ledger=tmp_path / "out" / "ledger.db",
+                resume=row["run_id"],
+                pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
+            )
+        )
+    rows = sorted(
+        ledger_rows(read_ledger(tmp_path / "out" / "ledger.db")), key=lambda r: r["retry"] or 0
+    )
+    assert [r["retry"] or 0 for r in rows] == [0, 1]
+    assert rows[1]["model_calls"] == 1  # the re-run went through the gateway too
+
+
+def test_past_its_budget_an_attempt_is_refused_and_its_row_says_budget(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = upstream.script
+    per_call = s.input + s.cache_read + s.output
+    [row] = _run(tmp_path, upstream, ["greedy"], monkeypatch, max_tokens_per_attempt=per_call)
+    assert row["passed"] is True  # the agent decides what to do once refused
+    assert row["stop_reason"] == "budget"
+    assert row["tokens_in"] + row["tokens_out"] == per_call  # one call, then refused
+
+
+def test_the_process_tier_needs_the_open_network_accepted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = make_suite(tmp_path / "suite", {"t": {}}, k=1)
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    with pytest.raises(ArgumentError, match="cannot close the network") as refused:
+        run_suite(
+            RunOptions(
+                suite=suite,
+                agent="true",
+                ledger=tmp_path / "l.db",
+                sandbox="process",
+                model=ModelOptions(upstream="http://127.0.0.1:9", key_env=KEY_ENV),
+            )
+        )
+    assert refused.value.argument == "accept_open_network"
+    assert not (tmp_path / "l.db").exists()
+
+
+def test_the_cli_refuses_the_real_keys_variable_in_pass_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    suite = make_suite(tmp_path / "suite", {"t": {}}, k=1)
+    out = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(suite),
+            "--agent",
+            "true",
+            "--ledger",
+            str(tmp_path / "l.db"),
+            "--sandbox",
+            "process",
+            "--model-upstream",
+            "http://127.0.0.1:9",
+            "--model-key-env",
+            KEY_ENV,
+            "--accept-open-network",
+            "--pass-env",
+            KEY_ENV,
+        ],
+    )
+    assert out.exit_code == 2
+    assert (
+        out.output.strip()
+        .splitlines()[-1]
+        .startswith(f"trialbook: error: --pass-env: {KEY_ENV} holds the model's real key")
+    )
+    bad = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(suite),
+            "--agent",
+            "true",
+            "--ledger",
+            str(tmp_path / "l.db"),
+            "--prices",
+            "p.toml",
+        ],
+    )
+    assert bad.exit_code == 2
+    assert "--prices needs --model-upstream" in bad.output
+
+
+def test_a_project_names_its_model_in_a_model_table(tmp_path: Path) -> None:
+    from trialbook.harness import load_project
+
+    (tmp_path / "trialbook.toml").write_text(
+        '[model]\nupstream = "https://api.openai.com"\nkey_env = "OPENAI_KEY"\n'
+        'prices = "prices.toml"\nmax_cost_per_attempt = 1\naccept_open_network = true\n'
+    )
+    project = load_project(tmp_path)
+    assert project is not None
+    assert project.model is not None
+    assert project.model.upstream == "https://api.openai.com"
+    assert project.model.prices == (tmp_path / "prices.toml").resolve()
+    assert project.model.max_cost_per_attempt == 1.0
+    assert project.model.accept_open_network is True
+    (tmp_path / "trialbook.toml").write_text('[model]\nupstream = "https://x"\nkey = "sk-..."\n')
+    with pytest.raises(ArgumentError, match=r"model\.key: unknown key") as bad:
+        load_project(tmp_path)
+    assert "\n" not in str(bad.value)
+
+
+def test_a_task_declaring_network_model_needs_a_gateway(tmp_path: Path) -> None:
+    suite = make_suite(tmp_path / "suite", {"t": {"toml": ['network = "model"']}}, k=1)
+    with pytest.raises(ArgumentError, match='task t declares network = "model"') as refused:
+        run_suite(RunOptions(suite=suite, agent="true", ledger=tmp_path / "l.db"))
+    assert refused.value.argument == "model_upstream"
+    assert not (tmp_path / "l.db").exists()
+
+
+@pytest.mark.parametrize("tier", [_tier_param("bwrap")])
+def test_a_network_model_task_reaches_the_gateway_and_nothing_else(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    tasks = {
+        "escape": {
+            "grader": "test -f ok",
+            "fixture": {"agent.py": AGENT},
+            "toml": ['network = "model"'],
+        }
+    }
+    suite = make_suite(tmp_path / "suite", tasks, k=1, timeout_s=60)
+    ledger = tmp_path / "out" / "ledger.db"
+    run_suite(
+        RunOptions(
+            suite=suite,
+            agent='python agent.py "$TRIALBOOK_TASK_ID"',
+            ledger=ledger,
+            sandbox=tier,
+            run_id=unique_run_id(),
+            pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
+            model=ModelOptions(upstream=upstream.url, key_env=KEY_ENV),
+        )
+    )
+    [row] = ledger_rows(read_ledger(ledger))
+    assert row["passed"] is True, row.get("error")
+    assert row["model_calls"] == 1
+
+
+@pytest.mark.parametrize("tier", [_tier_param("bwrap")])
+def test_network_model_for_the_run_keeps_even_a_network_task_to_the_gateway(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    tasks = {
+        "escape": {
+            "grader": "test -f ok",
+            "fixture": {"agent.py": AGENT},
+            "toml": ["network = true"],  # would reach the host's loopback (the upstream) itself
+        }
+    }
+    suite = make_suite(tmp_path / "suite", tasks, k=1, timeout_s=60)
+    ledger = tmp_path / "out" / "ledger.db"
+    options = RunOptions(
+        suite=suite,
+        agent='python agent.py "$TRIALBOOK_TASK_ID"',
+        ledger=ledger,
+        sandbox=tier,
+        run_id=unique_run_id(),
+        pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
+        model=ModelOptions(upstream=upstream.url, key_env=KEY_ENV),
+        network_model=True,
+    )
+    run_suite(options)
+    [row] = ledger_rows(read_ledger(ledger))
+    assert row["passed"] is True, row.get("error")
+    assert row["cost"] is None  # no price table: not measured, and not noted on every row
+    assert "refused 1 call(s)" in row["error"]  # the guessed token
+    assert "no price" not in row["error"]
+    with pytest.raises(ArgumentError, match="network_model") as refused:
+        run_suite(dataclasses.replace(options, model=None, run_id=unique_run_id()))
+    assert refused.value.argument == "network_model"
