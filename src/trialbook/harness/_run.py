@@ -13,7 +13,6 @@ import math
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 
@@ -26,8 +25,9 @@ from trialbook.harness._environments import prepare_environments
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._feedback import stored_feedback
 from trialbook.harness._fs import remove_tree
-from trialbook.harness._model import ModelGateway, ModelOptions, model_gateway
+from trialbook.harness._model import ModelGateway, model_gateway
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
+from trialbook.harness._options import RunOptions, RunResult
 from trialbook.harness._plan import harness_stamp, hidden_paths, plan, templates
 from trialbook.harness._preflight import command_words
 from trialbook.harness._preflight_run import hidden_reasons, preflight
@@ -51,76 +51,6 @@ from trialbook.suite import (
 )
 
 __all__ = ["RunOptions", "RunResult", "run_suite"]
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Everything ``trialbook run`` takes."""
-
-    suite: Path | None
-    """The suite folder; None to resume a run (its record names it)."""
-    agent: str | None
-    """The agent's command; None to resume a run with the agent it records."""
-    ledger: Path
-    system: str | None = None
-    run_id: str | None = None
-    resume: str | None = None
-    """Resume this run: its record gives the suite, agent, sandbox and tasks; any given here must
-    be the same."""
-    jobs: int | None = None
-    """Attempts in flight at once; None: 1 on the local executor, the cluster's CPUs on Ray."""
-    sandbox: str | None = None
-    """Sandbox tier: ``auto`` (bwrap where it works, else process), ``bwrap`` or ``process``;
-    None: ``auto`` for a new run, the run's own for a resume."""
-    subset: str | None = None
-    """Run only the tasks of this subset named in suite.toml ``[subsets]``, e.g. ``smoke``."""
-    tasks: tuple[str, ...] = ()
-    """Run only the tasks whose ids match one of these shell globs (``repair-*``)."""
-    limit: int | None = None
-    """Run only the first this many of the selected tasks (suite order)."""
-    executor: str = "local"
-    """``local`` (a thread pool here) or ``ray`` (each attempt a task on a Ray cluster)."""
-    ray_address: str | None = None
-    """The Ray cluster to run on (``ray`` executor); None: ``RAY_ADDRESS``, else a local instance."""
-    pass_env: Mapping[str, str] = field(default_factory=dict)
-    """Variables of the caller's environment passed to the agent. A resume given none passes the
-    ones the run records, read from this process's environment."""
-    model_version: str | None = None
-    rerun_reason: str | None = None
-    grace_s: float = 2.0
-    rerun_infra: bool = False
-    """With ``resume``: run again every attempt whose row that counts is an ``infra_error``, not
-    only those the harness lost (``lost``: a dead worker or node, a foreign cancel, no result in
-    time), e.g. after fixing a sandbox that could not start. Each re-run is a new row (retry + 1)."""
-    only: tuple[str, ...] = ()
-    """Run only the attempts of these tasks of the run, still missing (``trialbook race`` runs its
-    task pairs so, a few at a time); the run stays 'interrupted' until all its tasks are done."""
-    model: ModelOptions | None = None
-    """Reach a model through the run's gateway (docs/gateway.md, "In a run"); None: no gateway."""
-    network_model: bool = False
-    """Every task as if it declared ``network = "model"`` (the gateway and nothing else, even for
-    a task with ``network = true``); needs ``model``."""
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What a finished (or interrupted) run did."""
-
-    run_id: str
-    ledger: Path
-    tier: str
-    planned: int
-    written: int
-    cut_off: int
-    """Attempts found cut off by an earlier crash and run again (resume)."""
-    quarantined: tuple[str, ...]
-    interrupted: bool
-    notes: tuple[str, ...]
-    resume_command: tuple[str, ...] = ()
-    """The ``trialbook run`` arguments that resume this run (after the program's name)."""
-    reruns: int = 0
-    """Attempts the harness had lost (infra_error rows marked ``lost``) run again by this resume,
-    each as a new row of the next retry."""
 
 
 def _check_options(options: RunOptions) -> None:

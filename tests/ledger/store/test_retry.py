@@ -12,7 +12,8 @@ from tests.conftest import base_row
 from trialbook.errors import LedgerError
 from trialbook.ledger import LedgerStore, RunRecord, read_ledger
 from trialbook.ledger.store import MIGRATIONS, SCHEMA_VERSION
-from trialbook.ledger.store._schema import own_schema, statements
+from trialbook.ledger.store._own_schema import own_schema
+from trialbook.ledger.store._schema import statements
 
 
 def _store_at(db: Path, version: int) -> None:

@@ -25,8 +25,8 @@ from trialbook.ledger._provenance import Completion
 from trialbook.ledger._rows import show, unrecorded_names
 from trialbook.ledger._rules import check_rules
 from trialbook.ledger._table import DTYPE, Ledger, factorize, unrecorded
+from trialbook.ledger.store._own_schema import own_schema
 from trialbook.ledger.store._records import stored_provenance
-from trialbook.ledger.store._schema import own_schema
 from trialbook.ledger.store._sql import quoted, type_doubts
 
 __all__ = ["read_attempts"]

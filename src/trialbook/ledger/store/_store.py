@@ -30,6 +30,7 @@ from trialbook.ledger._table import Ledger
 from trialbook.ledger.store._columns import keep_columns
 from trialbook.ledger.store._connection import BUSY_TIMEOUT_MS, connect, reading
 from trialbook.ledger.store._keys import duplicates, unfollowed
+from trialbook.ledger.store._own_schema import foreign_objects, refusal
 from trialbook.ledger.store._queries import (
     attempt_counts,
     completions,
@@ -49,13 +50,7 @@ from trialbook.ledger.store._records import (
     run_values,
     stored_provenance,
 )
-from trialbook.ledger.store._schema import (
-    MIGRATIONS,
-    SCHEMA_VERSION,
-    foreign_objects,
-    refusal,
-    statements,
-)
+from trialbook.ledger.store._schema import MIGRATIONS, SCHEMA_VERSION, statements
 from trialbook.ledger.store._writer import COLUMNS, INSERT, Prepared
 
 __all__ = ["BUSY_TIMEOUT_MS", "LedgerStore"]
