@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-__all__ = ["as_user", "make_user", "python_for"]
+__all__ = ["as_user", "make_user", "python_for", "source_for"]
 
 
 def as_user(user: str, *argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
@@ -44,22 +44,40 @@ def make_user(user: str) -> str | None:
     return None
 
 
-def _runs_the_tests(user: str, python: str) -> bool:
-    """Whether ``user`` can run ``python`` with pytest and THIS project's trialbook."""
+def source_for(user: str) -> Path:
+    """THIS project's source folder (``src``) as ``user`` can read it: the checkout's own, or, where
+    the user cannot read the checkout (a clone under /root, whose home folder is private), a copy
+    kept in /var/tmp per project folder and refreshed on every call."""
+    src = ROOT / "src"
+    if as_user(user, "test", "-r", str(src / "trialbook" / "__init__.py")).returncode == 0:
+        return src
+    digest = hashlib.sha256(bytes(ROOT)).hexdigest()[:12]
+    copy = Path(f"/var/tmp/trialbook-test-src-{digest}")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(["chmod", "-R", "a+rX", str(copy)], check=True)
+    return copy
+
+
+def _runs_the_tests(user: str, python: str, src: Path) -> bool:
+    """Whether ``user`` can run ``python`` with pytest and THIS project's trialbook (from ``src``,
+    first on the import path when it is not the checkout's own)."""
     check = "import pytest, pytest_timeout, trialbook; print(trialbook.__file__)"
-    done = as_user(user, python, "-c", check)
-    here = str(ROOT / "src" / "trialbook" / "__init__.py")
+    path = [] if src == ROOT / "src" else ["env", f"PYTHONPATH={src}"]
+    done = as_user(user, *path, python, "-c", check)
+    here = str(src / "trialbook" / "__init__.py")
     return done.returncode == 0 and done.stdout.strip() == here
 
 
-def python_for(user: str) -> tuple[str | None, str]:
-    """A Python ``user`` can run the tests with, or None and why there is none."""
-    if _runs_the_tests(user, sys.executable):
+def python_for(user: str, src: Path = ROOT / "src") -> tuple[str | None, str]:
+    """A Python ``user`` can run the tests with (with ``src`` first on its import path when it is
+    not the checkout's own: ``source_for``), or None and why there is none."""
+    if _runs_the_tests(user, sys.executable, src):
         return sys.executable, ""
     digest = hashlib.sha256(bytes(ROOT)).hexdigest()[:12]
     venv = Path(f"/var/tmp/trialbook-test-user-venv-{digest}")
     python = str(venv / "bin" / "python")
-    if venv.exists() and _runs_the_tests(user, python):
+    if venv.exists() and _runs_the_tests(user, python, src):
         return python, ""
     system = next(
         (p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if _is_311_or_later(p)), None
@@ -75,7 +93,7 @@ def python_for(user: str) -> tuple[str | None, str]:
         done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=900)
         if done.returncode != 0:
             return None, f"could not make a Python for {user}: {done.stderr.strip()[-300:]}"
-    if not _runs_the_tests(user, python):
+    if not _runs_the_tests(user, python, src):
         return None, f"{user} cannot run {python} (a folder on its path is private)"
     return python, ""
 

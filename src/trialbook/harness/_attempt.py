@@ -26,7 +26,14 @@ from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
 from trialbook.harness._channel import VERDICT_VAR, VerdictChannel
 from trialbook.harness._feedback import FEEDBACK_VAR
-from trialbook.harness._fs import Free, agent_filled_the_disk, free_space, remove_tree
+from trialbook.harness._fs import (
+    Free,
+    agent_filled_the_disk,
+    bound_problem,
+    free_space,
+    mount_bound,
+    remove_tree,
+)
 from trialbook.harness._process import NOT_STARTED, Captured, Outcome, run_sandboxed
 from trialbook.harness._sandbox import Limits, SandboxSpec, Tier
 from trialbook.harness._spec import AttemptResult, AttemptSpec
@@ -165,14 +172,34 @@ def _attempt(
     row: dict[str, object],
     notes: list[str],
 ) -> bool | None:
-    """The agent then the grader, filling ``row``; whether it passed, None when cancelled."""
+    """The agent then the grader, filling ``row``; whether it passed, None when cancelled.
+
+    The agent's own part of the attempt folder (``agent/``: its workspace and io folder) is a
+    tmpfs of ``scratch_mb`` MiB and ``scratch_inodes`` files where the harness can mount one: a
+    hostile agent fills that, never the file system of the prompt, the oracle copy, the grader's
+    home, the verdict channel, the other attempts and the ledger (docs/harness.md, "The attempt's
+    scratch"). Elsewhere it is a plain folder and a full disk is told after the fact
+    (``agent_filled_the_disk``)."""
     budget = spec.budget
-    workspace = attempt_dir / "workspace"
-    io = attempt_dir / "io"
-    # contents and modes; timestamps and extended attributes are no part of a fixture
-    shutil.copytree(spec.fixture, workspace, symlinks=False, copy_function=shutil.copy)
+    own = attempt_dir / "agent"
+    own.mkdir()
+    bounded = bound_problem() is None
+    if bounded:
+        mount_bound(own, budget.scratch_mb, budget.scratch_inodes)
+    workspace = own / "workspace"
+    io = own / "io"
+    try:
+        # contents and modes; timestamps and extended attributes are no part of a fixture
+        shutil.copytree(spec.fixture, workspace, symlinks=False, copy_function=shutil.copy)
+        io.mkdir()
+    except OSError as exc:
+        if bounded and _full(own):
+            raise OSError(
+                f"the task's fixture does not fit in the attempt's scratch (scratch_mb = "
+                f"{budget.scratch_mb}, scratch_inodes = {budget.scratch_inodes}): {exc}"
+            ) from None
+        raise
     _check_copy(workspace, "fixture", spec.fixture_hash)
-    io.mkdir()
     prompt_dir = attempt_dir / "prompt"
     prompt_dir.mkdir()
     prompt_file = prompt_dir / f"{spec.task_id}.md"
@@ -236,7 +263,14 @@ def _attempt(
         row.update(passed=False, timed_out=agent.timed_out, score=None)
         row["status"] = "timed_out" if agent.timed_out else "failed"
         return False
-    _reclaim(attempt_dir, (attempt_dir, workspace, io))
+    _reclaim(attempt_dir, (attempt_dir, own))
+    if _is_dir(own):
+        _reclaim(own, (own, workspace, io))
+    if bounded and _is_dir(own) and _full(own):
+        notes.append(
+            f"the agent filled its scratch ({budget.scratch_mb} MiB, {budget.scratch_inodes} "
+            "files): graded on what it left"
+        )
     if _is_dir(io):
         usage, problems = read_usage(usage_file)
     else:
@@ -434,6 +468,16 @@ def _reclaim(top: Path, folders: tuple[Path, ...]) -> None:
             os.chmod(folder, stat.S_IMODE(info.st_mode) | 0o700, follow_symlinks=False)
         except (OSError, NotImplementedError):
             continue  # a symlink now, or not ours: what uses it next says so
+
+
+def _full(folder: Path) -> bool:
+    """Whether the file system at ``folder`` has (almost) no byte or no inode left: less than a
+    hundredth of either, as a writer that stops at the first ENOSPC leaves it."""
+    try:
+        info = os.statvfs(folder)
+    except OSError:
+        return False
+    return info.f_bavail * 100 < info.f_blocks or info.f_favail * 100 < info.f_files
 
 
 @functools.cache

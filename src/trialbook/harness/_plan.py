@@ -89,6 +89,8 @@ def templates(
                 temperature=temperature,
                 network=task.network,
                 grade_after_timeout=grade_after_timeout,
+                scratch_mb=task.scratch_mb,
+                scratch_inodes=task.scratch_inodes,
             ),
             tier=tier,
             grace_s=grace_s,

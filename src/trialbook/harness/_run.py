@@ -23,7 +23,7 @@ from trialbook.harness._cgroup import Cgroup, not_capped
 from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._feedback import stored_feedback
-from trialbook.harness._fs import remove_tree
+from trialbook.harness._fs import remove_tree, unbound_notes
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
 from trialbook.harness._plan import harness_stamp, hidden_paths, plan, templates
 from trialbook.harness._preflight import command_words
@@ -261,6 +261,7 @@ def run_suite(
     longest = max([t.timeout_s for t in suite.tasks] + [t.grader_timeout_s for t in suite.tasks])
     notes += limit_notes(math.ceil(longest) + 10)
     notes += not_capped()
+    notes += unbound_notes()
     if selection.quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(selection.quarantined)}")
 

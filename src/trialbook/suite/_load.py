@@ -32,6 +32,10 @@ tells what the one before it does and more, docs/harness.md "Attempt protocols")
 which named checks passed; and each check's reason; and the tail of the grader's stdout."""
 DEFAULT_FEEDBACK = "checks"
 """The outcome and the named checks by name: nothing the grader printed about why."""
+DEFAULT_SCRATCH_MB = 4096
+"""An attempt's own scratch (its workspace and io folder), MiB, where the harness can bound it."""
+DEFAULT_SCRATCH_INODES = 1_000_000
+"""Files and folders an attempt's scratch may hold, where the harness can bound it."""
 SEED_RANGE = (-(2**53), 2**53)
 """Seeds go into every row's ``seed``, and the ledger keeps integers exact up to 2**53 in size."""
 
@@ -59,6 +63,11 @@ class Task:
     feedback: str = DEFAULT_FEEDBACK
     """What a repair round of this task is told of the round before (one of ``FEEDBACK``): the
     task's own ``feedback``, else the suite's."""
+    scratch_mb: int = DEFAULT_SCRATCH_MB
+    """Bytes (MiB) of the attempt's own scratch, its workspace and io folder (the task's own
+    ``scratch_mb``, else the suite's), where the harness can bound it (docs/harness.md)."""
+    scratch_inodes: int = DEFAULT_SCRATCH_INODES
+    """Files and folders the attempt's scratch may hold (likewise)."""
 
     @property
     def fixture(self) -> Path:
@@ -121,6 +130,8 @@ _SUITE_KEYS = {
     "grade_after_timeout": "true: grade the workspace even after a timeout (default false)",
     "protocol": "how attempts are made: independent (default), repair or human-selected",
     "feedback": "what a repair round is told: outcome, checks (default), reasons or grader-stdout",
+    "scratch_mb": f"an attempt's own scratch, MiB (default {DEFAULT_SCRATCH_MB})",
+    "scratch_inodes": f"files and folders an attempt's scratch may hold (default {DEFAULT_SCRATCH_INODES})",
 }
 _TASK_KEYS = {
     "prompt": "prompt text",
@@ -133,6 +144,8 @@ _TASK_KEYS = {
     "network": "true to let the agent reach the network",
     "outcomes": "outcome kinds its grader reports: any of protection, task, stop_reason",
     "feedback": "what a repair round is told: outcome, checks, reasons or grader-stdout",
+    "scratch_mb": "this task's scratch, MiB",
+    "scratch_inodes": "files and folders this task's scratch may hold",
     "description": "free text",
 }
 
@@ -170,6 +183,16 @@ class _Checker:
             self.add(where, key, f"must be {'>' if open_low else '>='} {low:g}, got {value!r}")
             return None
         return float(value)
+
+    def count(self, where: Path, data: Mapping[str, Any], key: str) -> int | None:
+        """A whole number > 0 (a size or a count), None when absent or refused."""
+        if key not in data:
+            return None
+        value = data[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            self.add(where, key, f"expected a whole number > 0, got {value!r}")
+            return None
+        return value
 
     def text(self, where: Path, data: Mapping[str, Any], key: str) -> str | None:
         if key not in data:
@@ -277,6 +300,8 @@ def load_suite(root: str | Path) -> Suite:
         check.add(path, "protocol", f"expected one of {', '.join(PROTOCOLS)}, got {protocol!r}")
         protocol = "independent"
     feedback = _feedback(path, data, check, DEFAULT_FEEDBACK)
+    scratch_mb = check.count(path, data, "scratch_mb") or DEFAULT_SCRATCH_MB
+    scratch_inodes = check.count(path, data, "scratch_inodes") or DEFAULT_SCRATCH_INODES
 
     tasks_dir = root / "tasks"
     _refuse_link(tasks_dir, check)
@@ -297,6 +322,7 @@ def load_suite(root: str | Path) -> Suite:
             strata=strata,
             suite_weight=weights_raw.get(tdir.name),
             feedback=feedback,
+            scratch=(scratch_mb, scratch_inodes),
         )
         if task is not None:
             tasks.append(task)
@@ -353,6 +379,7 @@ def _load_task(
     strata: tuple[str, ...],
     feedback: str,
     suite_weight: object,
+    scratch: tuple[int, int] = (DEFAULT_SCRATCH_MB, DEFAULT_SCRATCH_INODES),
 ) -> Task | None:
     before = len(check.problems)
     if not _TASK_ID.fullmatch(tdir.name):
@@ -398,6 +425,8 @@ def _load_task(
     network = data.get("network", False)
     if not isinstance(network, bool):
         check.add(path, "network", f"expected true or false, got {network!r}")
+    scratch_mb = check.count(path, data, "scratch_mb") or scratch[0]
+    scratch_inodes = check.count(path, data, "scratch_inodes") or scratch[1]
     outcomes = data.get("outcomes", [])
     kinds = ("protection", "task", "stop_reason")
     if not isinstance(outcomes, list) or not all(o in kinds for o in outcomes):
@@ -422,6 +451,8 @@ def _load_task(
         network=bool(network),
         outcomes=tuple(o for o in kinds if isinstance(outcomes, list) and o in outcomes),
         feedback=_feedback(path, data, check, feedback),
+        scratch_mb=scratch_mb,
+        scratch_inodes=scratch_inodes,
     )
 
 
