@@ -20,6 +20,7 @@ by someone else.
 from __future__ import annotations
 
 import os
+import pwd
 import shlex
 import shutil
 import subprocess
@@ -119,6 +120,8 @@ class Harness:
         )
         self.output = done.stdout + done.stderr
         assert done.returncode == 0, f"{shlex.join(argv[:12])}...\n{self.output}"
+        # written by the user's harness, not by root's
+        assert ledger.stat().st_uid == pwd.getpwnam(USER).pw_uid
         return list(ledger_rows(read_ledger(ledger)))
 
 
