@@ -31,11 +31,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from tests.conftest import ROOT, make_suite
 from tests.harness._users import make_user, python_for, source_for
 from tests.harness.test_run import run as run_as_this_process
 from tests.harness.test_run import unique_run_id
+from trialbook.cli import main
 from trialbook.ledger import ledger_rows, read_ledger
 
 __all__ = ["USER", "Harness", "harness"]
@@ -80,6 +82,32 @@ class Harness:
             return run_as_this_process(tmp_path, tasks, agent, tier, **kw)
         return self._run_as_user(tmp_path, tasks, agent, tier, **kw)
 
+    def trialbook(self, args: list[str], env: Mapping[str, str] | None = None) -> int:
+        """``trialbook ARGS`` run by this harness's user; its exit code (the output in
+        ``output``). ``env``: variables its environment adds (a ``--pass-env`` value)."""
+        if self.who == "root":
+            with pytest.MonkeyPatch.context() as patch:
+                for name, value in (env or {}).items():
+                    patch.setenv(name, value)
+                result = CliRunner().invoke(main, args)
+            self.output = result.output
+            return result.exit_code
+        # the environment through runuser's own (it keeps it), never in an argv: a --pass-env
+        # value in a command line is readable by every user (the pass-env test watches for it)
+        environment = {
+            "HOME": f"/home/{USER}",
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PYTHONPATH": str(self.src),
+            "TMPDIR": str(self.tmpdir or tempfile.gettempdir()),
+            **(env or {}),
+        }
+        argv = ["runuser", "-u", USER, "--", self.python, "-m", "trialbook", *args]
+        done = subprocess.run(
+            argv, capture_output=True, text=True, check=False, timeout=600, env=environment
+        )
+        self.output = done.stdout + done.stderr
+        return done.returncode
+
     def _run_as_user(
         self,
         tmp_path: Path,
@@ -97,29 +125,14 @@ class Harness:
         ledger = tmp_path / "out" / "ledger.db"
         ledger.parent.mkdir(parents=True, exist_ok=True)
         self.give(tmp_path)
-        run_id = run_id or unique_run_id()
         passed = dict(pass_env or {})
-        env = {
-            "HOME": f"/home/{USER}",
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "PYTHONPATH": str(self.src),
-            "TMPDIR": str(self.tmpdir or tempfile.gettempdir()),
-            **passed,
-        }
-        # the environment through runuser's own (it keeps it), never in an argv: a --pass-env
-        # value in a command line is readable by every user (the pass-env test watches for it)
-        argv = [
-            "runuser", "-u", USER, "--",
-            self.python, "-m", "trialbook", "run", str(suite),
-            "--agent", agent, "--ledger", str(ledger), "--system", "test",
-            "--sandbox", tier, "--run-id", run_id,
+        args = [
+            "run", str(suite), "--agent", agent, "--ledger", str(ledger), "--system", "test",
+            "--sandbox", tier, "--run-id", run_id or unique_run_id(),
             *(arg for name in passed for arg in ("--pass-env", name)),
         ]  # fmt: skip
-        done = subprocess.run(
-            argv, capture_output=True, text=True, check=False, timeout=600, env=env
-        )
-        self.output = done.stdout + done.stderr
-        assert done.returncode == 0, f"{shlex.join(argv[:12])}...\n{self.output}"
+        code = self.trialbook(args, env=passed)
+        assert code == 0, f"trialbook {shlex.join(args)}\n{self.output}"
         # written by the user's harness, not by root's
         assert ledger.stat().st_uid == pwd.getpwnam(USER).pw_uid
         return list(ledger_rows(read_ledger(ledger)))
