@@ -233,6 +233,7 @@ def _attempt(
         readonly=tuple(shown),
         hidden=spec.hidden,
         network=budget.network,
+        tmp_mb=budget.scratch_mb,
     )
     agent = run_sandboxed(
         "agent",

@@ -4,7 +4,8 @@
 namespace (loopback only); of the host only the system folders, the Python running trialbook and
 what the command names, read-only; only the workspace and the attempt's io folder writable; the suite
 folder, the ledger file and its journals, the transcripts and every other attempt's folder not there
-(a shown folder that holds one is rebuilt without it); a fresh /proc (the harness and its environment are not visible), a fresh /tmp; the
+(a shown folder that holds one is rebuilt without it); a fresh /proc (the harness and its environment are not visible), a fresh /tmp (of the
+attempt's ``scratch_mb`` where bwrap has ``--size``); the
 environment exactly the one the harness starts bwrap with (never in bwrap's argv); ``--die-with-parent`` so the whole sandbox dies with the harness. Every
 capability is dropped (also when the harness runs as root) and, where bwrap allows it, the sandbox has
 its own user namespace in which no further one can be made: mount, umount, remount and raw sockets
@@ -83,6 +84,10 @@ class SandboxSpec:
     journals, the transcripts, other attempts. Exactly these are missing; the folders around them
     stay visible where the command names them."""
     network: bool = False
+    tmp_mb: int | None = None
+    """Size of each of the sandbox's own ``/tmp``, ``/var/tmp``, ``/dev/shm`` and ``/run`` (bwrap
+    tier, where bwrap has ``--size``: 0.8 and later), MiB; None: the kernel's default, half the
+    memory. They live in memory, charged to the attempt's cgroup; their inodes are not bounded."""
 
 
 @cache
@@ -129,6 +134,19 @@ def _userns_flags() -> tuple[str, ...]:
     except (OSError, subprocess.TimeoutExpired):
         return ()
     return _USERNS if done.returncode == 0 else ()
+
+
+@cache
+def _has_size() -> bool:
+    """Whether this bwrap bounds a tmpfs with ``--size`` (bubblewrap 0.8 and later)."""
+    exe = shutil.which("bwrap") or "bwrap"
+    probe = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--size", "1048576", "--tmpfs", "/tmp",
+             *_CAP_DROP, "--", "/bin/true"]  # fmt: skip
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def resolve_tier(requested: str) -> tuple[Tier, str | None]:
@@ -277,11 +295,10 @@ def wrap(
         "--proc", "/proc",
         *_PROC_READ_ONLY,
         "--dev", "/dev",
-        "--tmpfs", "/tmp",
-        "--tmpfs", "/dev/shm",
-        "--tmpfs", "/run",
-        "--tmpfs", "/var/tmp",
     ]  # fmt: skip
+    size = [] if spec.tmp_mb is None or not _has_size() else ["--size", str(spec.tmp_mb << 20)]
+    for fresh in ("/tmp", "/dev/shm", "/run", "/var/tmp"):
+        args += [*size, "--tmpfs", fresh]
     # Beyond the system folders, only what the command needs: the Python running trialbook (its
     # prefixes and import path, so that `python -m ...` works inside) and the programs and files the
     # command names by absolute path, with the folders they live in, all read-only.

@@ -179,3 +179,30 @@ def test_an_agent_fills_its_own_bounded_scratch_and_is_graded_on_what_it_left(
     what = f"the agent filled its scratch ({SCRATCH_MB} MiB, {SCRATCH_INODES} files)"
     assert what in str(row["error"]), row["error"]
     assert not [p for p in _fs._mount_points() if p.startswith(str(bounded) + "/")]
+
+
+# The bwrap tier's own /tmp (the agent's TMPDIR there), /var/tmp, /dev/shm and /run are tmpfs
+# mounts bwrap makes; with bwrap's --size each holds at most the task's scratch_mb, for a harness
+# of any user (their inodes are not bounded: memory, charged to the attempt's cgroup).
+FILL_TMP = (
+    "python -c \"f = open('/tmp/fill', 'wb')\n"
+    "try:\n"
+    "    while True: f.write(b'x' * 65536)\n"
+    "except OSError: pass\n"
+    "f.close()\n"
+    "import os; open('size.txt', 'w').write(str(os.path.getsize('/tmp/fill')))\n"
+    '"'
+)
+
+
+@pytest.mark.parametrize("tier", [t for t in TIERS if getattr(t, "values", (t,))[0] == "bwrap"])
+def test_the_sandboxs_own_tmp_holds_the_scratch_size(harness: Harness, tier: str) -> None:
+    mib = 8
+    # passes when the file the agent could write in /tmp is at most the bound and at least all
+    # of it but a few pages (bwrap's --size is the tmpfs's size=)
+    grader = (
+        f'test "$(cat size.txt)" -le {mib << 20} && test "$(cat size.txt)" -ge {(mib - 1) << 20}'
+    )
+    task = {"grader": grader, "toml": [f"scratch_mb = {mib}"]}
+    (row,) = harness.run(harness.work, {"t": task}, FILL_TMP, tier)
+    assert row["status"] == "passed", (row["error"], transcript(harness.work, row, "grader.stderr"))
