@@ -102,8 +102,16 @@ class Harness:
             **(env or {}),
         }
         argv = ["runuser", "-u", USER, "--", self.python, "-m", "trialbook", *args]
+        # from the work folder: the checkout may be one the user cannot enter (under /root), and
+        # trialbook looks for a project file (trialbook.toml) in the folder it starts in
         done = subprocess.run(
-            argv, capture_output=True, text=True, check=False, timeout=600, env=environment
+            argv,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=600,
+            env=environment,
+            cwd=self.work,
         )
         self.output = done.stdout + done.stderr
         return done.returncode
