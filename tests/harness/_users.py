@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-__all__ = ["as_user", "make_user", "python_for", "source_for"]
+__all__ = ["as_user", "checkout_for", "make_user", "python_for", "source_for"]
 
 
 def as_user(user: str, *argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
@@ -44,19 +44,29 @@ def make_user(user: str) -> str | None:
     return None
 
 
-def source_for(user: str) -> Path:
-    """THIS project's source folder (``src``) as ``user`` can read it: the checkout's own, or, where
-    the user cannot read the checkout (a clone under /root, whose home folder is private), a copy
-    kept in /var/tmp per project folder and refreshed on every call."""
-    src = ROOT / "src"
-    if as_user(user, "test", "-r", str(src / "trialbook" / "__init__.py")).returncode == 0:
-        return src
+def checkout_for(user: str) -> Path:
+    """THIS project's checkout as ``user`` can read it: the checkout itself, or, where the user
+    cannot read it (a clone under /root, whose home folder is private), a copy of its source,
+    tests and project files kept in /var/tmp per project folder and refreshed on every call."""
+    if as_user(user, "test", "-r", str(ROOT / "src" / "trialbook" / "__init__.py")).returncode == 0:
+        return ROOT
     digest = hashlib.sha256(bytes(ROOT)).hexdigest()[:12]
-    copy = Path(f"/var/tmp/trialbook-test-src-{digest}")
+    copy = Path(f"/var/tmp/trialbook-test-checkout-{digest}")
     shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info", ".test-work")
+    copy.mkdir()
+    for name in ("src", "tests"):
+        shutil.copytree(ROOT / name, copy / name, ignore=skip)
+    for name in ("pyproject.toml", "setup.py"):
+        if (ROOT / name).is_file():
+            shutil.copy(ROOT / name, copy / name)
     subprocess.run(["chmod", "-R", "a+rX", str(copy)], check=True)
     return copy
+
+
+def source_for(user: str) -> Path:
+    """THIS project's source folder (``src``) as ``user`` can read it (``checkout_for``)."""
+    return checkout_for(user) / "src"
 
 
 def _runs_the_tests(user: str, python: str, src: Path) -> bool:
