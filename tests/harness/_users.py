@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-__all__ = ["as_user", "checkout_for", "make_user", "python_for", "source_for"]
+__all__ = ["as_user", "checkout_for", "make_user", "python_for"]
 
 
 def as_user(user: str, *argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
@@ -47,7 +47,8 @@ def make_user(user: str) -> str | None:
 def checkout_for(user: str) -> Path:
     """THIS project's checkout as ``user`` can read it: the checkout itself, or, where the user
     cannot read it (a clone under /root, whose home folder is private), a copy of its source,
-    tests and project files kept in /var/tmp per project folder and refreshed on every call."""
+    tests and project files kept in /var/tmp per project folder and refreshed on every call
+    (``python_for`` installs it, editable, in a Python of its own)."""
     if as_user(user, "test", "-r", str(ROOT / "src" / "trialbook" / "__init__.py")).returncode == 0:
         return ROOT
     digest = hashlib.sha256(bytes(ROOT)).hexdigest()[:12]
@@ -57,37 +58,31 @@ def checkout_for(user: str) -> Path:
     copy.mkdir()
     for name in ("src", "tests"):
         shutil.copytree(ROOT / name, copy / name, ignore=skip)
-    for name in ("pyproject.toml", "setup.py"):
-        if (ROOT / name).is_file():
-            shutil.copy(ROOT / name, copy / name)
+    for entry in ROOT.iterdir():  # pyproject.toml, setup.py, README.md...: what an install reads
+        if entry.is_file() and not entry.name.startswith("."):
+            shutil.copy(entry, copy / entry.name)
     subprocess.run(["chmod", "-R", "a+rX", str(copy)], check=True)
     return copy
 
 
-def source_for(user: str) -> Path:
-    """THIS project's source folder (``src``) as ``user`` can read it (``checkout_for``)."""
-    return checkout_for(user) / "src"
-
-
-def _runs_the_tests(user: str, python: str, src: Path) -> bool:
-    """Whether ``user`` can run ``python`` with pytest and THIS project's trialbook (from ``src``,
-    first on the import path when it is not the checkout's own)."""
+def _runs_the_tests(user: str, python: str, checkout: Path) -> bool:
+    """Whether ``user`` can run ``python`` with pytest and the trialbook of ``checkout``, also
+    with ``-I`` (which ignores PYTHONPATH: the demo graders run ``python -I -m ...``)."""
     check = "import pytest, pytest_timeout, trialbook; print(trialbook.__file__)"
-    path = [] if src == ROOT / "src" else ["env", f"PYTHONPATH={src}"]
-    done = as_user(user, *path, python, "-c", check)
-    here = str(src / "trialbook" / "__init__.py")
+    done = as_user(user, python, "-I", "-c", check, cwd="/")
+    here = str(checkout / "src" / "trialbook" / "__init__.py")
     return done.returncode == 0 and done.stdout.strip() == here
 
 
-def python_for(user: str, src: Path = ROOT / "src") -> tuple[str | None, str]:
-    """A Python ``user`` can run the tests with (with ``src`` first on its import path when it is
-    not the checkout's own: ``source_for``), or None and why there is none."""
-    if _runs_the_tests(user, sys.executable, src):
+def python_for(user: str, checkout: Path = ROOT) -> tuple[str | None, str]:
+    """A Python ``user`` can run the tests with, THIS project's trialbook installed from
+    ``checkout`` (the checkout, or its copy: ``checkout_for``), or None and why there is none."""
+    if _runs_the_tests(user, sys.executable, checkout):
         return sys.executable, ""
-    digest = hashlib.sha256(bytes(ROOT)).hexdigest()[:12]
+    digest = hashlib.sha256(bytes(checkout)).hexdigest()[:12]
     venv = Path(f"/var/tmp/trialbook-test-user-venv-{digest}")
     python = str(venv / "bin" / "python")
-    if venv.exists() and _runs_the_tests(user, python, src):
+    if venv.exists() and _runs_the_tests(user, python, checkout):
         return python, ""
     system = next(
         (p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if _is_311_or_later(p)), None
@@ -97,13 +92,13 @@ def python_for(user: str, src: Path = ROOT / "src") -> tuple[str | None, str]:
     shutil.rmtree(venv, ignore_errors=True)
     steps = [
         [system, "-m", "venv", str(venv)],
-        [python, "-m", "pip", "install", "-q", "-e", str(ROOT), "pytest", "pytest-timeout"],
+        [python, "-m", "pip", "install", "-q", "-e", str(checkout), "pytest", "pytest-timeout"],
     ]
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=900)
         if done.returncode != 0:
             return None, f"could not make a Python for {user}: {done.stderr.strip()[-300:]}"
-    if not _runs_the_tests(user, python, src):
+    if not _runs_the_tests(user, python, checkout):
         return None, f"{user} cannot run {python} (a folder on its path is private)"
     return python, ""
 

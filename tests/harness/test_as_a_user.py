@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
 from tests.harness._users import as_user, checkout_for, make_user, python_for
 
 USER = "tbhostile"
@@ -46,7 +45,7 @@ def test_the_hostile_tests_hold_with_the_harness_run_by_an_unprivileged_user() -
             pytest.fail(f"CI runs as root and must run this as {USER}: {problem}")
         pytest.skip(f"the machine does not allow a run as an unprivileged user: {problem}")
     checkout = checkout_for(USER)  # a copy where the user cannot read this one (under /root)
-    python, why = python_for(USER, checkout / "src")
+    python, why = python_for(USER, checkout)
     if python is None:
         if os.environ.get("CI"):
             pytest.fail(f"CI runs as root and must run this as {USER}: {why}")
@@ -59,7 +58,6 @@ def test_the_hostile_tests_hold_with_the_harness_run_by_an_unprivileged_user() -
             "env",
             f"HOME=/home/{USER}",
             f"TRIALBOOK_TEST_WORK={work}",
-            *([] if checkout == ROOT else [f"PYTHONPATH={checkout / 'src'}"]),
             python,
             "-m",
             "pytest",

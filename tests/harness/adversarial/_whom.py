@@ -4,7 +4,7 @@
 The ``harness`` fixture is parametrised over both. Its ``run`` has the signature of
 ``tests.harness.test_run.run``: as root it is that function; as the user it writes the suite as
 root, hands the work folder to the user and runs ``python -m trialbook run`` as the user (runuser),
-with THIS project's trialbook (``tests.harness._users.source_for``: a copy where the user cannot read
+with THIS project's trialbook (``tests.harness._users.checkout_for``: a copy where the user cannot read
 the checkout, as under /root), then reads the ledger back. Where the user cannot be had (no
 runuser/useradd, no Python the user can run) the user case skips with the reason, and fails under
 CI, which runs as root and so can always make the user. Run as an unprivileged user already (the
@@ -34,7 +34,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import ROOT, make_suite
-from tests.harness._users import make_user, python_for, source_for
+from tests.harness._users import checkout_for, make_user, python_for
 from tests.harness.test_run import run as run_as_this_process
 from tests.harness.test_run import unique_run_id
 from trialbook.cli import main
@@ -151,11 +151,11 @@ def _user_case() -> tuple[str, Path] | str:
     problem = make_user(USER)
     if problem:
         return problem
-    src = source_for(USER)
-    python, why = python_for(USER, src)
+    checkout = checkout_for(USER)
+    python, why = python_for(USER, checkout)
     if python is None:
         return why
-    return python, src
+    return python, checkout / "src"
 
 
 @pytest.fixture(params=["root", USER])
