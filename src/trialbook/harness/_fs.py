@@ -12,6 +12,7 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import NamedTuple
@@ -52,6 +53,8 @@ def mount_bound(folder: Path, mb: int, inodes: int) -> None:
 def bound_problem() -> str | None:
     """Why attempts get no bounded scratch here (None: they do): mounting a tmpfs needs root (or
     CAP_SYS_ADMIN) in the harness's own mount namespace. Tried once per process."""
+    if not sys.platform.startswith("linux"):
+        return "a tmpfs of a given size and inode count is Linux's"
     probe = Path(tempfile.mkdtemp(prefix="trialbook-bound-probe-"))
     try:
         mount_bound(probe, 1, 64)
@@ -97,6 +100,8 @@ def unmount_under(path: Path) -> None:
     """Detach every mount at or below ``path`` (deepest first, never through a symbolic link): the
     attempts' scratch file systems, before their folders are removed. Nothing happens where
     nothing is mounted or the process may not unmount."""
+    if not sys.platform.startswith("linux"):
+        return
     top = os.path.abspath(path)
     inside = [p for p in _mount_points() if p == top or p.startswith(top.rstrip("/") + "/")]
     for point in sorted(set(inside), key=len, reverse=True):
