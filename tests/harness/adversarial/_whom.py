@@ -19,6 +19,7 @@ by someone else.
 
 from __future__ import annotations
 
+import functools
 import os
 import pwd
 import shlex
@@ -146,8 +147,10 @@ class Harness:
         return list(ledger_rows(read_ledger(ledger)))
 
 
+@functools.cache
 def _user_case() -> tuple[str, Path] | str:
-    """The user's Python and trialbook source, or why the user case cannot run here."""
+    """The user's Python and trialbook source, or why the user case cannot run here (found once
+    per test session: a copy of the checkout, where one is needed, is made once)."""
     problem = make_user(USER)
     if problem:
         return problem
