@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-__all__ = ["as_user", "make_user", "python_for"]
+__all__ = ["as_user", "checkout_for", "make_user", "python_for"]
 
 
 def as_user(user: str, *argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
@@ -44,22 +44,45 @@ def make_user(user: str) -> str | None:
     return None
 
 
-def _runs_the_tests(user: str, python: str) -> bool:
-    """Whether ``user`` can run ``python`` with pytest and THIS project's trialbook."""
+def checkout_for(user: str) -> Path:
+    """THIS project's checkout as ``user`` can read it: the checkout itself, or, where the user
+    cannot read it (a clone under /root, whose home folder is private), a copy of its source,
+    tests and project files kept in /var/tmp per project folder and refreshed on every call
+    (``python_for`` installs it, editable, in a Python of its own)."""
+    if as_user(user, "test", "-r", str(ROOT / "src" / "trialbook" / "__init__.py")).returncode == 0:
+        return ROOT
+    digest = hashlib.sha256(bytes(ROOT)).hexdigest()[:12]
+    copy = Path(f"/var/tmp/trialbook-test-checkout-{digest}")
+    shutil.rmtree(copy, ignore_errors=True)
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info", ".test-work")
+    copy.mkdir()
+    for name in ("src", "tests"):
+        shutil.copytree(ROOT / name, copy / name, ignore=skip)
+    for entry in ROOT.iterdir():  # pyproject.toml, setup.py, README.md...: what an install reads
+        if entry.is_file() and not entry.name.startswith("."):
+            shutil.copy(entry, copy / entry.name)
+    subprocess.run(["chmod", "-R", "a+rX", str(copy)], check=True)
+    return copy
+
+
+def _runs_the_tests(user: str, python: str, checkout: Path) -> bool:
+    """Whether ``user`` can run ``python`` with pytest and the trialbook of ``checkout``, also
+    with ``-I`` (which ignores PYTHONPATH: the demo graders run ``python -I -m ...``)."""
     check = "import pytest, pytest_timeout, trialbook; print(trialbook.__file__)"
-    done = as_user(user, python, "-c", check)
-    here = str(ROOT / "src" / "trialbook" / "__init__.py")
+    done = as_user(user, python, "-I", "-c", check, cwd="/")
+    here = str(checkout / "src" / "trialbook" / "__init__.py")
     return done.returncode == 0 and done.stdout.strip() == here
 
 
-def python_for(user: str) -> tuple[str | None, str]:
-    """A Python ``user`` can run the tests with, or None and why there is none."""
-    if _runs_the_tests(user, sys.executable):
+def python_for(user: str, checkout: Path = ROOT) -> tuple[str | None, str]:
+    """A Python ``user`` can run the tests with, THIS project's trialbook installed from
+    ``checkout`` (the checkout, or its copy: ``checkout_for``), or None and why there is none."""
+    if _runs_the_tests(user, sys.executable, checkout):
         return sys.executable, ""
-    digest = hashlib.sha256(bytes(ROOT)).hexdigest()[:12]
+    digest = hashlib.sha256(bytes(checkout)).hexdigest()[:12]
     venv = Path(f"/var/tmp/trialbook-test-user-venv-{digest}")
     python = str(venv / "bin" / "python")
-    if venv.exists() and _runs_the_tests(user, python):
+    if venv.exists() and _runs_the_tests(user, python, checkout):
         return python, ""
     system = next(
         (p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if _is_311_or_later(p)), None
@@ -69,13 +92,13 @@ def python_for(user: str) -> tuple[str | None, str]:
     shutil.rmtree(venv, ignore_errors=True)
     steps = [
         [system, "-m", "venv", str(venv)],
-        [python, "-m", "pip", "install", "-q", "-e", str(ROOT), "pytest", "pytest-timeout"],
+        [python, "-m", "pip", "install", "-q", "-e", str(checkout), "pytest", "pytest-timeout"],
     ]
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=900)
         if done.returncode != 0:
             return None, f"could not make a Python for {user}: {done.stderr.strip()[-300:]}"
-    if not _runs_the_tests(user, python):
+    if not _runs_the_tests(user, python, checkout):
         return None, f"{user} cannot run {python} (a folder on its path is private)"
     return python, ""
 

@@ -4,9 +4,11 @@ in CI and, where the machine allows, as an unprivileged user too").
 Run as root, this test makes (or reuses) the user ``tbhostile`` and runs the hostile modules as that
 user in a subprocess, with this Python if the user can run it, else with a virtual environment made
 from a system Python 3.11+ the user can run (a Python under a root-only home folder, as with pyenv
-in /root, cannot be run by another user; the environment is kept in /var/tmp for the next run). The
-machine allows it only when such a Python exists and the user can read the project: otherwise the
-test says what is missing and skips. Run as a user already, the modules run directly, so there is
+in /root, cannot be run by another user; the environment is kept in /var/tmp for the next run). Where
+the user cannot read the project (a clone under /root) it runs a copy of the project's source and
+tests kept in /var/tmp (``_users.checkout_for``). The machine allows it only when such a Python
+exists: otherwise the test says what is missing and skips, and under CI (root, so it can always
+make the user) it fails. Run as a user already, the modules run directly, so there is
 nothing to add here.
 """
 
@@ -19,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.harness._users import as_user, make_user, python_for
+from tests.harness._users import as_user, checkout_for, make_user, python_for
 
 USER = "tbhostile"
 MODULES = [
@@ -40,11 +41,14 @@ def test_the_hostile_tests_hold_with_the_harness_run_by_an_unprivileged_user() -
         pytest.skip("already an unprivileged user: the hostile modules ran as this user")
     problem = make_user(USER)
     if problem:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI runs as root and must run this as {USER}: {problem}")
         pytest.skip(f"the machine does not allow a run as an unprivileged user: {problem}")
-    if as_user(USER, "test", "-r", str(ROOT / "tests" / "conftest.py")).returncode != 0:
-        pytest.skip(f"the machine does not allow a run as {USER}: it cannot read {ROOT}")
-    python, why = python_for(USER)
+    checkout = checkout_for(USER)  # a copy where the user cannot read this one (under /root)
+    python, why = python_for(USER, checkout)
     if python is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI runs as root and must run this as {USER}: {why}")
         pytest.skip(f"the machine does not allow a run as an unprivileged user: {why}")
     work = Path(tempfile.mkdtemp(prefix="tb-user-", dir="/var/tmp"))
     shutil.chown(work, USER)
@@ -62,7 +66,7 @@ def test_the_hostile_tests_hold_with_the_harness_run_by_an_unprivileged_user() -
             "no:cacheprovider",
             f"--basetemp={work / 'pytest'}",
             *MODULES,
-            cwd=ROOT,
+            cwd=checkout,
             timeout=850,
         )
     finally:

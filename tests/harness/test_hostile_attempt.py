@@ -228,7 +228,8 @@ def test_an_attempt_folder_swapped_for_a_symlink_is_never_followed(tmp_path: Pat
     (canary / "keep.txt").write_text("mine")
     (canary / "locked").chmod(0)
     agent = (
-        'cd ../.. && d="$(basename "$(dirname "$OLDPWD")")" && mv "$d" "$d.moved"'
+        # from ATTEMPT/agent/workspace to the run's folder, which holds ATTEMPT
+        'cd ../../.. && d="$(basename "$(dirname "$(dirname "$OLDPWD")")")" && mv "$d" "$d.moved"'
         f' && ln -s {canary} "$d"'
     )
     (row,) = run(tmp_path, {"t": WITH_ORACLE}, agent, "process")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.harness.adversarial._whom import Harness, harness  # noqa: F401  (fixture)
 from tests.harness.test_run import CHECK, TIERS, at_runtime, outside_tmp, run, transcript
 from trialbook.harness._sandbox import Limits, SandboxSpec, wrap
 
@@ -170,18 +171,18 @@ def _command_lines_with(value: bytes, found: list[bytes], done: threading.Event)
 
 
 @pytest.mark.parametrize("tier", TIERS)
-def test_passed_values_are_in_no_command_line(outside_tmp: Path, tier: str) -> None:
+def test_passed_values_are_in_no_command_line(harness: Harness, tier: str) -> None:  # noqa: F811
     """A --pass-env value (an API key) reaches the agent, and no other user of the machine: it is in
     no process's argv (bwrap's ``--setenv NAME VALUE`` put it there), only in environments, which
-    only the same user can read."""
+    only the same user can read. As root and as an unprivileged user (``_whom.harness``)."""
     secret = f"sk-test-{os.urandom(8).hex()}"
     found: list[bytes] = []
     done = threading.Event()
     watcher = threading.Thread(target=_command_lines_with, args=(secret.encode(), found, done))
     watcher.start()
     try:
-        (row,) = run(
-            outside_tmp,
+        (row,) = harness.run(
+            harness.work,
             {"t": CHECK},
             'sleep 1; [ "$TB_API_KEY" = "$TB_EXPECTED" ] && touch done.txt',
             tier,

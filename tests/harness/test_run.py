@@ -71,7 +71,11 @@ def run(
     tmp_path: Path, tasks: dict[str, dict[str, Any]], agent: str, tier: str, **kw: Any
 ) -> list[dict[str, Any]]:
     suite = make_suite(
-        tmp_path / "suite", tasks, k=kw.pop("k", 1), timeout_s=kw.pop("timeout_s", 10)
+        tmp_path / "suite",
+        tasks,
+        k=kw.pop("k", 1),
+        timeout_s=kw.pop("timeout_s", 10),
+        extra=kw.pop("extra", ""),
     )
     ledger = tmp_path / "out" / "ledger.db"
     kw.setdefault("run_id", unique_run_id())

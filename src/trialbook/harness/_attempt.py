@@ -10,57 +10,39 @@ that no longer matches its digest) become ``infra_error`` rows.
 
 from __future__ import annotations
 
-import atexit
-import dataclasses
-import functools
 import math
 import os
 import shutil
 import stat
-import sys
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 
-from trialbook.errors import SuiteError
 from trialbook.harness._cancel import cancelled
-from trialbook.harness._channel import VERDICT_VAR, VerdictChannel
-from trialbook.harness._container import ContainerTarget, seed_workspace
+from trialbook.harness._container import seed_workspace
+from trialbook.harness._env import base_env
 from trialbook.harness._feedback import FEEDBACK_VAR
-from trialbook.harness._fs import Free, agent_filled_the_disk, free_space, remove_tree
+from trialbook.harness._fs import (
+    Free,
+    agent_filled_the_disk,
+    bound_problem,
+    free_space,
+    mount_bound,
+    remove_tree,
+)
+from trialbook.harness._grade import _GRADER_MISSING, _Changed, _check_copy, grade_workspace
 from trialbook.harness._process import NOT_STARTED, Captured, Outcome, run_sandboxed
-from trialbook.harness._reward import REWARD_DIR, read_reward
-from trialbook.harness._sandbox import Limits, SandboxSpec, Tier
+from trialbook.harness._sandbox import Limits, SandboxSpec
 from trialbook.harness._spec import AttemptResult, AttemptSpec
 from trialbook.harness._sweep import RELEASE_S, TOKEN_VAR
 from trialbook.harness._usage import USAGE_KEYS, read_usage
-from trialbook.harness._verdict import Verdict, read_verdict
 from trialbook.ledger import now
-from trialbook.suite import tree_hash
 
 __all__ = [
     "USAGE_KEYS",
     "attempt_fields",
-    "base_env",
-    "grade_workspace",
     "read_usage",
     "run_attempt",
 ]
-
-
-def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The fresh environment every sandboxed command starts from (nothing of the harness's own).
-
-    PATH starts with the folder of the Python running trialbook, so ``python`` is that interpreter.
-    """
-    env = {
-        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
-    env.update(extra or {})
-    return env
 
 
 def _describe_exit(who: str, outcome: Outcome) -> str | None:
@@ -71,22 +53,6 @@ def _describe_exit(who: str, outcome: Outcome) -> str | None:
     if outcome.exit_code == 137:
         return f"{who} exited with 137 (killed, e.g. by a resource limit)"
     return f"{who} exited with {outcome.exit_code}"
-
-
-class _Changed(Exception):
-    """A fixture or oracle copy that does not match the digest the run was planned with."""
-
-
-def _check_copy(folder: Path, kind: str, expected: str) -> None:
-    try:
-        got = tree_hash(folder, "fixture" if kind == "fixture" else "oracle")
-    except SuiteError as exc:
-        raise _Changed(f"the {kind} copy cannot be hashed: {exc}") from None
-    if got != expected:
-        raise _Changed(
-            f"the task's {kind} does not match the digest the run was planned with "
-            f"({got} != {expected}): the suite changed during the run"
-        )
 
 
 def attempt_fields(spec: AttemptSpec) -> dict[str, object]:
@@ -167,18 +133,38 @@ def _attempt(
     row: dict[str, object],
     notes: list[str],
 ) -> bool | None:
-    """The agent then the grader, filling ``row``; whether it passed, None when cancelled."""
+    """The agent then the grader, filling ``row``; whether it passed, None when cancelled.
+
+    The agent's own part of the attempt folder (``agent/``: its workspace and io folder) is a
+    tmpfs of ``scratch_mb`` MiB and ``scratch_inodes`` files where the harness can mount one: a
+    hostile agent fills that, never the file system of the prompt, the oracle copy, the grader's
+    home, the verdict channel, the other attempts and the ledger (docs/harness.md, "The attempt's
+    scratch"). Elsewhere it is a plain folder and a full disk is told after the fact
+    (``agent_filled_the_disk``)."""
     budget = spec.budget
-    workspace = attempt_dir / "workspace"
-    io = attempt_dir / "io"
-    # contents and modes; timestamps and extended attributes are no part of a fixture
-    shutil.copytree(spec.fixture, workspace, symlinks=False, copy_function=shutil.copy)
+    own = attempt_dir / "agent"
+    own.mkdir()
+    bounded = bound_problem() is None
+    if bounded:
+        mount_bound(own, budget.scratch_mb, budget.scratch_inodes)
+    workspace = own / "workspace"
+    io = own / "io"
+    try:
+        # contents and modes; timestamps and extended attributes are no part of a fixture
+        shutil.copytree(spec.fixture, workspace, symlinks=False, copy_function=shutil.copy)
+        io.mkdir()
+    except OSError as exc:
+        if bounded and _full(own):
+            raise OSError(
+                f"the task's fixture does not fit in the attempt's scratch (scratch_mb = "
+                f"{budget.scratch_mb}, scratch_inodes = {budget.scratch_inodes}): {exc}"
+            ) from None
+        raise
     _check_copy(workspace, "fixture", spec.fixture_hash)
     binds: dict[Path, str] = {}
     if spec.container is not None and spec.container.workdir is not None:
         seed_workspace(spec.container, workspace)  # the image's files there (fixture/ is empty)
         binds[workspace] = spec.container.workdir
-    io.mkdir()
     prompt_dir = attempt_dir / "prompt"
     prompt_dir.mkdir()
     prompt_file = prompt_dir / f"{spec.task_id}.md"
@@ -214,6 +200,7 @@ def _attempt(
         network=budget.network,
         container=spec.container,
         binds=binds,
+        tmp_mb=budget.scratch_mb,
     )
     agent = run_sandboxed(
         "agent",
@@ -244,7 +231,14 @@ def _attempt(
         row.update(passed=False, timed_out=agent.timed_out, score=None)
         row["status"] = "timed_out" if agent.timed_out else "failed"
         return False
-    _reclaim(attempt_dir, (attempt_dir, workspace, io))
+    _reclaim(attempt_dir, (attempt_dir, own))
+    if _is_dir(own):
+        _reclaim(own, (own, workspace, io))
+    if bounded and _is_dir(own) and _full(own):
+        notes.append(
+            f"the agent filled its scratch ({budget.scratch_mb} MiB, {budget.scratch_inodes} "
+            "files): graded on what it left"
+        )
     if _is_dir(io):
         usage, problems = read_usage(usage_file)
     else:
@@ -303,142 +297,6 @@ def _attempt(
     return passed
 
 
-def grade_workspace(
-    workspace: Path,
-    attempt_dir: Path,
-    captured: Captured,
-    *,
-    task_id: str,
-    grader: str,
-    oracle: Path,
-    grader_timeout_s: float,
-    tier: Tier,
-    token: str,
-    oracle_hash: str | None = None,
-    attempt_index: int = 0,
-    seed: int = 0,
-    hidden: tuple[Path, ...] = (),
-    grace_s: float = 2.0,
-    memory_mb: int = 8192,
-    outcomes: tuple[str, ...] = (),
-    container: ContainerTarget | None = None,
-) -> Verdict | None:
-    """Run ``grader`` in ``workspace`` with a fresh copy of ``oracle`` (checked against
-    ``oracle_hash`` when given); ``outcomes`` are the outcome kinds the task declares.
-
-    Returns the verdict (harness/_verdict.py), None when the executor cancelled it. The grader gets
-    its own timeout; a grader stopped at it counts as a fail (the workspace did not pass in time).
-    """
-    if oracle.is_dir() and any(oracle.iterdir()):
-        # a fresh copy under a name the agent could not know (it may have planted files in the
-        # attempt folder): nothing carries over from one attempt to the next
-        copy = Path(tempfile.mkdtemp(prefix="oracle.", dir=attempt_dir)) / "oracle"
-        shutil.copytree(oracle, copy, symlinks=False, copy_function=shutil.copy)
-    else:
-        copy = _empty_folder()  # no oracle: one shared, read-only, empty folder
-    if oracle_hash is not None:
-        _check_copy(copy, "oracle", oracle_hash)
-    # A HOME of its own, made now with a name nobody could guess: files the agent planted in its
-    # HOME or in the attempt folder (a user site-packages with usercustomize.py, say) must not reach
-    # the grader. In bwrap the attempt folder is not mounted, so HOME does not exist there.
-    home = tempfile.mkdtemp(prefix="grader-home.", dir=attempt_dir)
-    channel = VerdictChannel(attempt_dir)  # harness/_channel.py: no process it runs can hold it
-    try:
-        return _grade(workspace, attempt_dir, captured, channel, copy, home, task_id=task_id,
-                      grader=grader, grader_timeout_s=grader_timeout_s, tier=tier, token=token,
-                      attempt_index=attempt_index, seed=seed, hidden=hidden, grace_s=grace_s,
-                      memory_mb=memory_mb, outcomes=outcomes, container=container)  # fmt: skip
-    finally:
-        channel.close()
-
-
-def _grade(
-    workspace: Path,
-    attempt_dir: Path,
-    captured: Captured,
-    channel: VerdictChannel,
-    copy: Path,
-    home: str,
-    *,
-    task_id: str,
-    grader: str,
-    grader_timeout_s: float,
-    tier: Tier,
-    token: str,
-    attempt_index: int,
-    seed: int,
-    hidden: tuple[Path, ...],
-    grace_s: float,
-    memory_mb: int,
-    outcomes: tuple[str, ...],
-    container: ContainerTarget | None,
-) -> Verdict | None:
-    env = base_env(
-        {
-            "HOME": home,
-            "TMPDIR": "/tmp" if tier != "process" else str(attempt_dir),
-            "TRIALBOOK_ORACLE_DIR": str(copy),
-            "TRIALBOOK_TASK_ID": task_id,
-            "TRIALBOOK_ATTEMPT": str(attempt_index),
-            "TRIALBOOK_SEED": str(seed),
-            VERDICT_VAR: str(channel.path),
-            TOKEN_VAR: token,
-        }
-    )
-    binds: dict[Path, str] = {}
-    logs: Path | None = None
-    if container is not None:
-        if container.workdir is not None:
-            binds[workspace] = container.workdir
-        if container.oracle_dir is not None:
-            binds[copy] = container.oracle_dir
-        if container.reward:  # the verifier's reward folder, read by the harness afterwards
-            logs = Path(tempfile.mkdtemp(prefix="verifier.", dir=attempt_dir))
-            binds[logs] = REWARD_DIR
-    sandbox = SandboxSpec(
-        workspace=workspace,
-        writable=() if logs is None else (logs,),
-        readonly=(copy, channel.folder),
-        hidden=hidden,
-        container=container,
-        binds=binds,
-    )
-    limits = Limits(cpu_s=math.ceil(grader_timeout_s) + 10, memory_mb=memory_mb)
-    outcome = run_sandboxed(
-        "grader",
-        grader,
-        tier=tier,
-        sandbox=sandbox,
-        env=env,
-        limits=limits,
-        timeout_s=grader_timeout_s,
-        captured=captured,
-        token=token,
-        grace_s=grace_s,
-    )
-    if outcome.cancelled:
-        return None
-    if outcome.timed_out:
-        stopped = f"grader stopped at its {grader_timeout_s:g} s timeout (counted as a fail)"
-        return Verdict(passed=False, notes=(stopped,))
-    if why := outcome.not_started:
-        return Verdict(passed=False, notes=(f"{_GRADER_MISSING} could not be started ({why})",))
-    said, others = channel.take()
-    if logs is not None:
-        verdict = read_reward(logs)
-    else:
-        stdout = captured.text("grader.stdout")
-        verdict = read_verdict(stdout, outcome.exit_code == 0, outcomes, said)
-    if others:
-        ignored = f"{others} later connection(s) to the verdict channel ignored"
-        return dataclasses.replace(verdict, notes=(*verdict.notes, ignored))
-    return verdict
-
-
-_GRADER_MISSING = "harness error: the grader's command"
-"""How the note of a grader that could not be started begins (the attempt is an infra error)."""
-
-
 def _is_dir(path: Path) -> bool:
     """A real folder, not a symlink to one."""
     try:
@@ -468,9 +326,11 @@ def _reclaim(top: Path, folders: tuple[Path, ...]) -> None:
             continue  # a symlink now, or not ours: what uses it next says so
 
 
-@functools.cache
-def _empty_folder() -> Path:
-    folder = Path(tempfile.mkdtemp(prefix="trialbook-empty-"))
-    folder.chmod(0o555)
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    return folder
+def _full(folder: Path) -> bool:
+    """Whether the file system at ``folder`` has (almost) no byte or no inode left: less than a
+    hundredth of either, as a writer that stops at the first ENOSPC leaves it."""
+    try:
+        info = os.statvfs(folder)
+    except OSError:
+        return False
+    return info.f_bavail * 100 < info.f_blocks or info.f_favail * 100 < info.f_files

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from trialbook.errors import ArgumentError
-from trialbook.harness._attempt import base_env
+from trialbook.harness._env import base_env
 from trialbook.harness._preflight_run import hidden_reasons, preflight
 from trialbook.harness._run import _frozen_suite
 from trialbook.harness._sandbox import resolve_tier

@@ -34,10 +34,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from trialbook.harness._attempt import grade_workspace
 from trialbook.harness._container import ContainerTarget
 from trialbook.harness._environments import prepare_environments
 from trialbook.harness._fs import remove_tree
+from trialbook.harness._grade import grade_workspace
 from trialbook.harness._process import Captured
 from trialbook.harness._sandbox import Tier
 from trialbook.harness._stamp import stamp

@@ -94,6 +94,8 @@ def templates(
                 temperature=temperature,
                 network=task.network,
                 grade_after_timeout=grade_after_timeout,
+                scratch_mb=task.scratch_mb,
+                scratch_inodes=task.scratch_inodes,
             ),
             tier=tier,
             container=_labelled(environments.get(task.id), run_id),

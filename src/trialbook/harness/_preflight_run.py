@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from trialbook.harness._attempt import base_env
+from trialbook.harness._env import base_env
 from trialbook.harness._plan import hidden_paths
 from trialbook.harness._preflight import check_agent, check_grader
 from trialbook.harness._sandbox import Tier

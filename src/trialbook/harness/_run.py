@@ -17,14 +17,14 @@ from importlib.metadata import version
 from pathlib import Path
 
 from trialbook.errors import ArgumentError, HarnessError
-from trialbook.harness._attempt import base_env
 from trialbook.harness._cgroup import Cgroup, not_capped
 from trialbook.harness._container import ContainerTarget
 from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
+from trialbook.harness._env import base_env
 from trialbook.harness._environments import prepare_environments
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._feedback import stored_feedback
-from trialbook.harness._fs import remove_tree
+from trialbook.harness._fs import remove_tree, unbound_notes
 from trialbook.harness._model import ModelGateway, model_gateway
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
 from trialbook.harness._options import RunOptions, RunResult
@@ -201,6 +201,7 @@ def run_suite(
     longest = max([t.timeout_s for t in suite.tasks] + [t.grader_timeout_s for t in suite.tasks])
     notes += limit_notes(math.ceil(longest) + 10)
     notes += not_capped()
+    notes += unbound_notes()
     if selection.quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(selection.quarantined)}")
 

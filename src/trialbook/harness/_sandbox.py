@@ -4,7 +4,8 @@
 namespace (loopback only); of the host only the system folders, the Python running trialbook and
 what the command names, read-only; only the workspace and the attempt's io folder writable; the suite
 folder, the ledger file and its journals, the transcripts and every other attempt's folder not there
-(a shown folder that holds one is rebuilt without it); a fresh /proc (the harness and its environment are not visible), a fresh /tmp; the
+(a shown folder that holds one is rebuilt without it); a fresh /proc (the harness and its environment are not visible), a fresh /tmp (of the
+attempt's ``scratch_mb`` where bwrap has ``--size``); the
 environment exactly the one the harness starts bwrap with (never in bwrap's argv); ``--die-with-parent`` so the whole sandbox dies with the harness. Every
 capability is dropped (also when the harness runs as root) and, where bwrap allows it, the sandbox has
 its own user namespace in which no further one can be made: mount, umount, remount and raw sockets
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import resource
 import shlex
 import shutil
 import subprocess
@@ -34,6 +34,7 @@ from typing import Literal
 
 from trialbook.errors import ArgumentError
 from trialbook.harness._container import ContainerTarget, find_engine
+from trialbook.harness._limits import Limits, clamped, limit_notes
 
 __all__ = [
     "STATUS_FD",
@@ -51,22 +52,6 @@ __all__ = [
 
 Tier = Literal["bwrap", "process", "container"]
 TIERS: tuple[Tier, ...] = ("bwrap", "process", "container")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits of every process of an attempt (rlimits, per process)."""
-
-    cpu_s: int
-    """CPU seconds (the wall-clock timeout is enforced separately, by the harness)."""
-    memory_mb: int = 8192
-    """Address space (virtual memory)."""
-    file_mb: int = 1024
-    """Largest file a process may write."""
-    open_files: int = 1024
-    processes: int = 4096
-    """RLIMIT_NPROC: processes of the user, machine-wide (the kernel does not apply it to root;
-    the attempt's cgroup, where the harness can make one, caps an attempt's own processes)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +73,10 @@ class SandboxSpec:
     """The container tier: the engine and the task's image (the command's token names it)."""
     binds: Mapping[Path, str] = field(default_factory=dict)
     """The container tier: host path -> where it is bound instead of at its own path."""
+    tmp_mb: int | None = None
+    """Size of each of the sandbox's own ``/tmp``, ``/var/tmp``, ``/dev/shm`` and ``/run`` (bwrap
+    tier, where bwrap has ``--size``: 0.8 and later), MiB; None: the kernel's default, half the
+    memory. They live in memory, charged to the attempt's cgroup; their inodes are not bounded."""
 
 
 @cache
@@ -136,6 +125,19 @@ def _userns_flags() -> tuple[str, ...]:
     return _USERNS if done.returncode == 0 else ()
 
 
+@cache
+def _has_size() -> bool:
+    """Whether this bwrap bounds a tmpfs with ``--size`` (bubblewrap 0.8 and later)."""
+    exe = shutil.which("bwrap") or "bwrap"
+    probe = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--size", "1048576", "--tmpfs", "/tmp",
+             *_CAP_DROP, "--", "/bin/true"]  # fmt: skip
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
 def resolve_tier(requested: str) -> tuple[Tier, str | None]:
     """The tier to use for ``auto | bwrap | process`` and a note when ``auto`` falls back.
 
@@ -158,38 +160,6 @@ def resolve_tier(requested: str) -> tuple[Tier, str | None]:
     if problem:
         return "process", f"sandbox: using the process tier ({problem})"
     return "bwrap", None
-
-
-def clamped(limits: Limits) -> dict[str, int]:
-    """The limits as ``ulimit`` flags and values, each lowered to the caller's hard limit.
-
-    A process cannot raise a hard limit, so a harness started with ``ulimit -Hn 512`` that asked
-    for 1024 would make every attempt fail at its first line ("exited with 126"); the caller's
-    lower limit is kept instead (the run says so when it is the CPU time, see ``limit_notes``).
-    """
-    wanted = {
-        "-t": (limits.cpu_s, resource.RLIMIT_CPU, 1),
-        "-v": (limits.memory_mb * 1024, resource.RLIMIT_AS, 1024),
-        "-f": (limits.file_mb * 2048, resource.RLIMIT_FSIZE, 512),
-        "-n": (limits.open_files, resource.RLIMIT_NOFILE, 1),
-        "-p": (limits.processes, resource.RLIMIT_NPROC, 1),
-    }
-    out: dict[str, int] = {}
-    for flag, (value, which, unit) in wanted.items():
-        hard = resource.getrlimit(which)[1]
-        out[flag] = value if hard == resource.RLIM_INFINITY else min(value, hard // unit)
-    return out
-
-
-def limit_notes(cpu_s: int) -> list[str]:
-    """What the caller's hard limits take away from an attempt that may use ``cpu_s`` CPU seconds."""
-    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-    if hard != resource.RLIM_INFINITY and hard < cpu_s:
-        return [
-            f"the caller's hard CPU-time limit ({hard} s) is below what an attempt may use "
-            f"({cpu_s} s): an attempt may be stopped by it (SIGXCPU) before its timeout"
-        ]
-    return []
 
 
 STATUS_FD = 9
@@ -286,11 +256,10 @@ def wrap(
         "--proc", "/proc",
         *_PROC_READ_ONLY,
         "--dev", "/dev",
-        "--tmpfs", "/tmp",
-        "--tmpfs", "/dev/shm",
-        "--tmpfs", "/run",
-        "--tmpfs", "/var/tmp",
     ]  # fmt: skip
+    size = [] if spec.tmp_mb is None or not _has_size() else ["--size", str(spec.tmp_mb << 20)]
+    for fresh in ("/tmp", "/dev/shm", "/run", "/var/tmp"):
+        args += [*size, "--tmpfs", fresh]
     # Beyond the system folders, only what the command needs: the Python running trialbook (its
     # prefixes and import path, so that `python -m ...` works inside) and the programs and files the
     # command names by absolute path, with the folders they live in, all read-only.

@@ -34,6 +34,10 @@ class Budget:
     """Whether the agent may reach the network (bwrap tier; the task opts in)."""
     grade_after_timeout: bool = False
     """Grade the workspace even when the agent hit its timeout (the suite opts in)."""
+    scratch_mb: int = 4096
+    """Size of the attempt's own scratch (workspace and io folder), MiB, where it can be bounded."""
+    scratch_inodes: int = 1_000_000
+    """Files and folders that scratch may hold, where it can be bounded."""
 
 
 @dataclass(frozen=True)

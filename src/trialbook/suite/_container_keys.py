@@ -8,29 +8,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-
-class _Checker(Protocol):
-    """What of suite/_load.py's problem collector these keys use."""
-
-    def add(self, where: Path | str, key: str | None, message: str) -> None: ...
-
-    def number(
-        self, where: Path, data: Mapping[str, Any], key: str, *, low: float, open_low: bool
-    ) -> float | None: ...
-
-    def text(self, where: Path, data: Mapping[str, Any], key: str) -> str | None: ...
-
-
-__all__ = [
-    "CONTAINER_KEYS",
-    "VERDICTS",
-    "ContainerSettings",
-    "container_settings",
-    "dockerfile_key",
-    "image_key",
-]
+from trialbook.suite._checker import Checker
 
 VERDICTS = ("grader", "harbor-reward")
 """How a task's verdict is read: from its grader (exit status, verdict line: the default), or
@@ -60,7 +40,7 @@ _IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
 """An image reference: registry/name:tag or @digest (no spaces, no option-looking dash)."""
 
 
-def image_key(path: Path, data: Mapping[str, Any], check: _Checker) -> str | None:
+def image_key(path: Path, data: Mapping[str, Any], check: Checker) -> str | None:
     """The ``image`` key of a suite.toml or task.toml."""
     image = check.text(path, data, "image")
     if image is not None and not _IMAGE.fullmatch(image):
@@ -69,7 +49,7 @@ def image_key(path: Path, data: Mapping[str, Any], check: _Checker) -> str | Non
     return image
 
 
-def dockerfile_key(path: Path, data: Mapping[str, Any], check: _Checker, tdir: Path) -> Path | None:
+def dockerfile_key(path: Path, data: Mapping[str, Any], check: Checker, tdir: Path) -> Path | None:
     """The ``dockerfile`` key of a task.toml: a file inside the task folder (its build context is
     the Dockerfile's folder)."""
     name = check.text(path, data, "dockerfile")
@@ -96,7 +76,7 @@ _CONTAINER_PATH = re.compile(r"/[A-Za-z0-9._/-]*")
 
 
 def container_settings(
-    path: Path, data: Mapping[str, Any], check: _Checker, tdir: Path
+    path: Path, data: Mapping[str, Any], check: Checker, tdir: Path
 ) -> ContainerSettings | None:
     """The container-tier keys of a task.toml (None when it sets none)."""
     if not CONTAINER_KEYS & set(data):

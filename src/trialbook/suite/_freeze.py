@@ -1,7 +1,8 @@
 """Freezing a suite: the content hash (``dataset_id``), oracle-leak quarantine, and the lock file.
 
 The hash covers everything that could change a score: the budget (k, timeout, temperature, seeds) and,
-per task in id order, its settings (grader command, timeouts, network, stratum, weight, outcome kinds), its prompt,
+per task in id order, its settings (grader command, timeouts, scratch bound, network, stratum, weight,
+outcome kinds), its prompt,
 and every fixture and oracle file (relative path, executable bit, bytes) in path order. Each piece is
 framed with a tag and its length, so no two different suites serialise to the same byte stream. File
 system order, timestamps and the machine play no part.
@@ -19,7 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from trialbook.suite._load import DEFAULT_FEEDBACK, Suite, SuiteError, Task, load_suite
+from trialbook.suite._load import (
+    DEFAULT_FEEDBACK,
+    DEFAULT_SCRATCH_INODES,
+    DEFAULT_SCRATCH_MB,
+    Suite,
+    SuiteError,
+    Task,
+    load_suite,
+)
 
 __all__ = [
     "LOCK_SCHEMA",
@@ -174,6 +183,16 @@ def _task_hash(task: Task) -> str:
                 # Dockerfile by its build context's content (below)
                 **({"image": task.image} if task.image is not None else {}),
                 **({"container": task.container.settings()} if task.container else {}),
+                # the scratch bound, like the timeouts, is part of what an attempt is given; only
+                # when not the default, so that every other suite keeps its dataset_id
+                **(
+                    {"scratch_mb": task.scratch_mb} if task.scratch_mb != DEFAULT_SCRATCH_MB else {}
+                ),
+                **(
+                    {"scratch_inodes": task.scratch_inodes}
+                    if task.scratch_inodes != DEFAULT_SCRATCH_INODES
+                    else {}
+                ),
             }
         ),
     )

@@ -6,7 +6,6 @@ A malformed suite is a :class:`SuiteError` with one line per problem, each namin
 from __future__ import annotations
 
 import difflib
-import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from trialbook.errors import SuiteError
+from trialbook.suite._checker import Checker
 from trialbook.suite._container_keys import (
     CONTAINER_KEYS,
     ContainerSettings,
@@ -39,6 +39,10 @@ tells what the one before it does and more, docs/harness.md "Attempt protocols")
 which named checks passed; and each check's reason; and the tail of the grader's stdout."""
 DEFAULT_FEEDBACK = "checks"
 """The outcome and the named checks by name: nothing the grader printed about why."""
+DEFAULT_SCRATCH_MB = 4096
+"""An attempt's own scratch (its workspace and io folder), MiB, where the harness can bound it."""
+DEFAULT_SCRATCH_INODES = 1_000_000
+"""Files and folders an attempt's scratch may hold, where the harness can bound it."""
 SEED_RANGE = (-(2**53), 2**53)
 """Seeds go into every row's ``seed``, and the ledger keeps integers exact up to 2**53 in size."""
 
@@ -83,6 +87,12 @@ class Task:
         if self.dockerfile is not None:
             return f"dockerfile {self.dockerfile.relative_to(self.dir)}"
         return None if self.image is None else f"image {self.image}"
+
+    scratch_mb: int = DEFAULT_SCRATCH_MB
+    """Bytes (MiB) of the attempt's own scratch, its workspace and io folder (the task's own
+    ``scratch_mb``, else the suite's), where the harness can bound it (docs/harness.md)."""
+    scratch_inodes: int = DEFAULT_SCRATCH_INODES
+    """Files and folders the attempt's scratch may hold (likewise)."""
 
     @property
     def fixture(self) -> Path:
@@ -147,6 +157,8 @@ _SUITE_KEYS = {
     "feedback": "what a repair round is told: outcome, checks (default), reasons or grader-stdout",
     "image": "container image every task runs in (container tier) unless it names its own",
     "network": 'every task\'s default: false (default), true, or "model" (the model gateway only)',
+    "scratch_mb": f"an attempt's own scratch, MiB (default {DEFAULT_SCRATCH_MB})",
+    "scratch_inodes": f"files and folders an attempt's scratch may hold (default {DEFAULT_SCRATCH_INODES})",
 }
 _TASK_KEYS = {
     "prompt": "prompt text",
@@ -166,55 +178,13 @@ _TASK_KEYS = {
     "cpus": "CPUs of the task's containers (container tier)",
     "memory_mb": "memory of the task's containers, MiB (container tier)",
     "verdict": "grader (default) or harbor-reward (the verifier's /logs/verifier reward file)",
+    "scratch_mb": "this task's scratch, MiB",
+    "scratch_inodes": "files and folders this task's scratch may hold",
     "description": "free text",
 }
 
 
-class _Checker:
-    """Collects problems as ``file: key: message`` lines."""
-
-    def __init__(self) -> None:
-        self.problems: list[str] = []
-
-    def add(self, where: Path | str, key: str | None, message: str) -> None:
-        self.problems.append(f"{where}: {key}: {message}" if key else f"{where}: {message}")
-
-    def unknown(self, where: Path, data: Mapping[str, Any], allowed: Mapping[str, str]) -> None:
-        for key in data:
-            if key not in allowed:
-                hint = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.7)
-                extra = f" (did you mean {hint[0]!r}?)" if hint else ""
-                self.add(where, key, f"unknown key{extra}; allowed: {', '.join(sorted(allowed))}")
-
-    def number(
-        self, where: Path, data: Mapping[str, Any], key: str, *, low: float, open_low: bool
-    ) -> float | None:
-        if key not in data:
-            return None
-        value = data[key]
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-        ):
-            self.add(where, key, f"expected a number, got {value!r}")
-            return None
-        if value < low or (open_low and value == low):
-            self.add(where, key, f"must be {'>' if open_low else '>='} {low:g}, got {value!r}")
-            return None
-        return float(value)
-
-    def text(self, where: Path, data: Mapping[str, Any], key: str) -> str | None:
-        if key not in data:
-            return None
-        value = data[key]
-        if not isinstance(value, str) or not value.strip():
-            self.add(where, key, f"expected a non-empty string, got {value!r}")
-            return None
-        return value
-
-
-def _read_toml(path: Path, check: _Checker) -> dict[str, Any] | None:
+def _read_toml(path: Path, check: Checker) -> dict[str, Any] | None:
     if not path.is_file():
         check.add(path, None, "missing file")
         return None
@@ -227,7 +197,7 @@ def _read_toml(path: Path, check: _Checker) -> dict[str, Any] | None:
     return None
 
 
-def _refuse_link(path: Path, check: _Checker) -> None:
+def _refuse_link(path: Path, check: Checker) -> None:
     """A suite's folders must be its own: a ``tasks/``, task, ``fixture/`` or ``oracle/`` that is a
     symbolic link would be read (and hashed) through the link while the sandbox hides the suite
     folder only, so the agent could read the oracle by its real path; a fixture linked to ``~/.ssh``
@@ -244,7 +214,7 @@ def _refuse_link(path: Path, check: _Checker) -> None:
 def load_suite(root: str | Path) -> Suite:
     """Read and check a suite folder. Raises :class:`SuiteError` listing every problem."""
     root = Path(root)
-    check = _Checker()
+    check = Checker()
     if not root.is_dir():
         raise SuiteError(f"{root}: no such suite folder")
     path = root / "suite.toml"
@@ -315,6 +285,8 @@ def load_suite(root: str | Path) -> Suite:
     if not isinstance(network, bool) and network != "model":
         check.add(path, "network", f'expected true, false or "model", got {network!r}')
         network = False
+    scratch_mb = check.count(path, data, "scratch_mb") or DEFAULT_SCRATCH_MB
+    scratch_inodes = check.count(path, data, "scratch_inodes") or DEFAULT_SCRATCH_INODES
 
     tasks_dir = root / "tasks"
     _refuse_link(tasks_dir, check)
@@ -337,6 +309,7 @@ def load_suite(root: str | Path) -> Suite:
             feedback=feedback,
             image=image,
             network=network,
+            scratch=(scratch_mb, scratch_inodes),
         )
         if task is not None:
             tasks.append(task)
@@ -386,7 +359,7 @@ def load_suite(root: str | Path) -> Suite:
 
 def _load_task(
     tdir: Path,
-    check: _Checker,
+    check: Checker,
     *,
     timeout: float,
     grader_timeout: float,
@@ -395,6 +368,7 @@ def _load_task(
     suite_weight: object,
     image: str | None = None,
     network: bool | str = False,
+    scratch: tuple[int, int] = (DEFAULT_SCRATCH_MB, DEFAULT_SCRATCH_INODES),
 ) -> Task | None:
     before = len(check.problems)
     if not _TASK_ID.fullmatch(tdir.name):
@@ -440,6 +414,8 @@ def _load_task(
     network = data.get("network", network)  # the task's own, else the suite's
     if not isinstance(network, bool) and network != "model":
         check.add(path, "network", f'expected true, false or "model", got {network!r}')
+    scratch_mb = check.count(path, data, "scratch_mb") or scratch[0]
+    scratch_inodes = check.count(path, data, "scratch_inodes") or scratch[1]
     outcomes = data.get("outcomes", [])
     kinds = ("protection", "task", "stop_reason")
     if not isinstance(outcomes, list) or not all(o in kinds for o in outcomes):
@@ -475,10 +451,12 @@ def _load_task(
         model=network == "model",
         outcomes=tuple(o for o in kinds if isinstance(outcomes, list) and o in outcomes),
         feedback=_feedback(path, data, check, feedback),
+        scratch_mb=scratch_mb,
+        scratch_inodes=scratch_inodes,
     )
 
 
-def _feedback(path: Path, data: Mapping[str, Any], check: _Checker, default: str) -> str:
+def _feedback(path: Path, data: Mapping[str, Any], check: Checker, default: str) -> str:
     """The ``feedback`` key of a suite.toml or task.toml (``default`` when absent)."""
     value = data.get("feedback", default)
     if value not in FEEDBACK:

@@ -21,42 +21,41 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_suite
-from tests.harness.test_run import TIERS, outside_tmp, run, unique_run_id  # noqa: F401  (fixture)
+from tests.harness.adversarial._whom import Harness, harness  # noqa: F401  (fixture)
+from tests.harness.test_run import TIERS, outside_tmp, unique_run_id  # noqa: F401  (fixture)
 from trialbook.harness import RunOptions, run_suite
 
 FAKE = "echo '/bin/sh: 1: claude: not found' >&2; exit 127"
 
 
 @pytest.mark.parametrize("tier", TIERS)
-def test_an_agent_that_prints_not_found_and_exits_127_failed(outside_tmp: Path, tier: str) -> None:
-    (row,) = run(outside_tmp, {"t": {"grader": "test -f done.txt"}}, FAKE, tier)
+def test_an_agent_that_prints_not_found_and_exits_127_failed(harness: Harness, tier: str) -> None:
+    (row,) = harness.run(harness.work, {"t": {"grader": "test -f done.txt"}}, FAKE, tier)
     assert row["status"] == "failed", row["error"]
     assert "harness error" not in (row["error"] or "")
     assert "claude" not in (row["error"] or "")  # the agent's words stay in its own output
 
 
 @pytest.mark.parametrize("tier", TIERS)
-def test_a_grader_that_passes_on_the_agents_exit_code_fails_it(
-    outside_tmp: Path, tier: str
-) -> None:
+def test_a_grader_that_passes_on_the_agents_exit_code_fails_it(harness: Harness, tier: str) -> None:
     task = {
         "grader": 'sh "$TRIALBOOK_ORACLE_DIR/check.sh"',
         "oracle": {"check.sh": "sh ./solution.sh\nexit $?\n"},
     }
     agent = f"printf '%s\\n' \"{FAKE}\" > solution.sh"
-    (row,) = run(outside_tmp, {"t": task}, agent, tier)
+    (row,) = harness.run(harness.work, {"t": task}, agent, tier)
     assert row["status"] == "failed", row["error"]
     assert "harness error" not in (row["error"] or "")
 
 
 @pytest.mark.parametrize("tier", TIERS)
 def test_a_program_missing_when_the_attempt_starts_is_the_harnesss(
-    outside_tmp: Path, tier: str
+    harness: Harness, tier: str
 ) -> None:
     """The start check itself: a program named through a variable is found missing by the shell
     before the command runs, an infra error that names it."""
-    (row,) = run(
-        outside_tmp, {"t": {"grader": "true"}}, '"no-such-tool-$TRIALBOOK_TASK_ID" --go', tier
+    (row,) = harness.run(
+        harness.work, {"t": {"grader": "true"}}, '"no-such-tool-$TRIALBOOK_TASK_ID" --go', tier
     )
     assert row["status"] == "infra_error"
     assert "the agent's command could not be started" in row["error"]
@@ -104,8 +103,8 @@ WRITE_EVERY_PIPE = (
 
 
 @pytest.mark.parametrize("tier", [t for t in TIERS if getattr(t, "values", (t,))[0] == "bwrap"])
-def test_no_process_of_the_sandbox_holds_the_start_status_pipe(
-    outside_tmp: Path, tier: str
-) -> None:
-    (row,) = run(outside_tmp, {"t": {"grader": "test -f done.txt"}}, WRITE_EVERY_PIPE, tier)
+def test_no_process_of_the_sandbox_holds_the_start_status_pipe(harness: Harness, tier: str) -> None:
+    (row,) = harness.run(
+        harness.work, {"t": {"grader": "test -f done.txt"}}, WRITE_EVERY_PIPE, tier
+    )
     assert row["status"] == "failed", row["error"]

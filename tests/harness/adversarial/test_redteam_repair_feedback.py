@@ -22,11 +22,11 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import make_suite
-from tests.harness.test_run import TIERS, outside_tmp, unique_run_id  # noqa: F401  (fixture)
+from tests.harness.adversarial._whom import Harness, harness  # noqa: F401  (fixture)
+from tests.harness.test_run import TIERS, outside_tmp  # noqa: F401  (fixture)
 from trialbook.cli import main
 from trialbook.errors import SuiteError
-from trialbook.harness import RunOptions, grading, run_suite
-from trialbook.ledger import ledger_rows, read_ledger
+from trialbook.harness import grading
 from trialbook.suite import load_suite
 
 SECRET = f"s3cr3t-{os.urandom(6).hex()}"
@@ -38,8 +38,6 @@ class T(unittest.TestCase):
     def test_answer(self):
         self.assertEqual(answer(), {SECRET!r})
 """
-# the runner of the trialbook under test, by its file (it imports nothing of trialbook)
-GRADER = f'python -I {grading.__file__} --checks "$TRIALBOOK_ORACLE_DIR"'
 
 PRINT_ORACLE = """import os, pathlib
 for p in sorted(pathlib.Path(os.environ["TRIALBOOK_ORACLE_DIR"]).rglob("*")):
@@ -59,31 +57,25 @@ with open("solution.py", "w") as out:
 
 
 def _run(
-    root: Path, attack: str, tier: str, feedback: str | None = None
+    harness: Harness, attack: str, tier: str, feedback: str | None = None
 ) -> list[dict[str, object]]:
+    root = harness.work
     agent_dir = root / "agent"
     agent_dir.mkdir()
     (agent_dir / "agent.py").write_text(AGENT)
     (agent_dir / "print_oracle.py").write_text(PRINT_ORACLE)
     extra = 'protocol = "repair"\n' + (f'feedback = "{feedback}"\n' if feedback else "")
-    suite = make_suite(
-        root / "suite",
-        {"t": {"grader": GRADER, "oracle": {"test_t.py": ORACLE_TEST}}},
+    # the runner of the trialbook under test, by its file (it imports nothing of trialbook)
+    grader = f'python -I {harness.file(grading.__file__)} --checks "$TRIALBOOK_ORACLE_DIR"'
+    rows = harness.run(
+        root,
+        {"t": {"grader": grader, "oracle": {"test_t.py": ORACLE_TEST}}},
+        f"python {agent_dir / 'agent.py'} {attack} {agent_dir / 'print_oracle.py'}",
+        tier,
         k=2,
         extra=extra,
     )
-    ledger = root / "out" / "ledger.db"
-    run_suite(
-        RunOptions(
-            suite=suite,
-            agent=f"python {agent_dir / 'agent.py'} {attack} {agent_dir / 'print_oracle.py'}",
-            ledger=ledger,
-            system="prober",
-            sandbox=tier,
-            run_id=unique_run_id(),
-        )
-    )
-    return sorted(ledger_rows(read_ledger(ledger)), key=lambda r: int(str(r["attempt_index"])))
+    return sorted(rows, key=lambda r: int(str(r["attempt_index"])))
 
 
 def _told(root: Path, row: dict[str, object]) -> str:
@@ -92,9 +84,9 @@ def _told(root: Path, row: dict[str, object]) -> str:
 
 @pytest.mark.parametrize("attack", ["print-oracle", "read-the-reason"])
 @pytest.mark.parametrize("tier", TIERS)
-def test_the_next_round_is_not_told_the_oracle(outside_tmp: Path, tier: str, attack: str) -> None:
-    rows = _run(outside_tmp, attack, tier)
-    told = _told(outside_tmp, rows[1])
+def test_the_next_round_is_not_told_the_oracle(harness: Harness, tier: str, attack: str) -> None:
+    rows = _run(harness, attack, tier)
+    told = _told(harness.work, rows[1])
     assert SECRET not in told, told
     assert [r["passed"] for r in rows] == [False, False]
     assert json.loads(told) == {
@@ -109,9 +101,10 @@ def test_the_next_round_is_not_told_the_oracle(outside_tmp: Path, tier: str, att
 
 
 def test_reasons_are_passed_on_only_where_the_suite_allows_and_freeze_warns(
-    outside_tmp: Path,
+    harness: Harness,
 ) -> None:
-    rows = _run(outside_tmp, "read-the-reason", "process", feedback="reasons")
+    outside_tmp = harness.work
+    rows = _run(harness, "read-the-reason", "process", feedback="reasons")
     assert [r["passed"] for r in rows] == [False, True]  # what the warning is about
     frozen = CliRunner().invoke(main, ["suite", "freeze", str(outside_tmp / "suite")])
     assert frozen.exit_code == 0, frozen.output

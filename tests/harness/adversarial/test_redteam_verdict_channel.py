@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.test_run import TIERS, outside_tmp, run, transcript  # noqa: F401  (fixture)
+from tests.harness.adversarial._whom import Harness, harness  # noqa: F401  (fixture)
+from tests.harness.test_run import TIERS, outside_tmp, transcript  # noqa: F401  (fixture)
 from trialbook.harness import grading
 
 HERE = Path(__file__).resolve().parent
@@ -70,14 +71,14 @@ def _agent(outside_tmp: Path) -> str:
 @pytest.mark.parametrize("checks", ["--checks", ""])
 @pytest.mark.parametrize("tier", TIERS)
 def test_code_the_runner_runs_cannot_append_a_verdict(
-    outside_tmp: Path, tier: str, checks: str
+    harness: Harness, tier: str, checks: str
 ) -> None:
     # the runner of the trialbook under test, by its file (it imports nothing of trialbook), which is
     # what `python -I -m trialbook.harness.grading` runs where trialbook is installed from this tree
-    grader = f'python -I {grading.__file__} {checks} "$TRIALBOOK_ORACLE_DIR"'
+    grader = f'python -I {harness.file(grading.__file__)} {checks} "$TRIALBOOK_ORACLE_DIR"'
     tasks = {"t": {"grader": grader, "oracle": {"test_t.py": ORACLE_TEST}}}
-    (row,) = run(outside_tmp, tasks, _agent(outside_tmp), tier)
-    stdout = transcript(outside_tmp, row, "grader.stdout")
+    (row,) = harness.run(harness.work, tasks, _agent(harness.work), tier)
+    stdout = transcript(harness.work, row, "grader.stdout")
     assert row["status"] == "failed", row
     assert row["score"] is None, f"forged score={row['score']}; grader stdout: {stdout[-400:]}"
     assert "1 later connection(s) to the verdict channel ignored" in row["error"], row["error"]
@@ -88,7 +89,7 @@ def test_code_the_runner_runs_cannot_append_a_verdict(
 
 
 @pytest.mark.parametrize("tier", TIERS)
-def test_code_a_careful_grader_runs_cannot_append_a_verdict(outside_tmp: Path, tier: str) -> None:
+def test_code_a_careful_grader_runs_cannot_append_a_verdict(harness: Harness, tier: str) -> None:
     tasks = {
         "t": {
             "grader": 'python -I "$TRIALBOOK_ORACLE_DIR/grade.py"',
@@ -96,8 +97,8 @@ def test_code_a_careful_grader_runs_cannot_append_a_verdict(outside_tmp: Path, t
             "toml": ['outcomes = ["task"]'],
         }
     }
-    (row,) = run(outside_tmp, tasks, _agent(outside_tmp), tier)
-    stdout = transcript(outside_tmp, row, "grader.stdout")
+    (row,) = harness.run(harness.work, tasks, _agent(harness.work), tier)
+    stdout = transcript(harness.work, row, "grader.stdout")
     assert row["task_outcome"] is False, f"forged: {row}; grader stdout: {stdout[-400:]}"
     assert row["passed"] is False
     assert row["status"] == "failed"
