@@ -83,9 +83,9 @@ def suite_import(kind: str, dataset: Path, out: Path, k: int) -> None:
     write_lock(loaded, lock)
     for note in done.notes:
         echo(f"note: {note}", err=True)
-    echo(f"{len(done.tasks)} Harbor task(s) written to {done.suite} (dataset {lock.dataset_id})")
-    echo(f"the oracle agent: {done.solutions / 'run.sh'}")
-    echo(
-        f"try: trialbook run {done.suite} --agent {done.solutions / 'run.sh'} "
-        "--sandbox container --ledger oracle.db"
-    )
+    agent = (done.solutions / "run.sh").resolve()
+    echo(f"{len(done.tasks)} Harbor task(s) written to {done.suite}")
+    echo(f"dataset {lock.dataset_id}")
+    echo(f"the oracle agent: {agent}")
+    echo(f"try:\n  trialbook run {done.suite} --sandbox container --ledger oracle.db \\")
+    echo(f"    --agent {agent}")
