@@ -201,19 +201,16 @@ def _ulimit_args(open_files: int = 1024, processes: int = 4096) -> tuple[str, ..
     return tuple(out)
 
 
-def _try(engine: Engine, image: str) -> str | None:
+def _try(engine: Engine, image: str, network: str = "none") -> str | None:
     """The engine's last line of error running a trivial container (None: it ran)."""
-    argv = engine.command("run", "--rm", "--network=none", *engine.run_args, image, "true")
+    argv = engine.command("run", "--rm", f"--network={network}", *engine.run_args, image, "true")
     try:
         done = subprocess.run(
             argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{type(exc).__name__}: {exc}"
-    if done.returncode == 0:
-        return None
-    lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-    return lines[-1] if lines else f"exit status {done.returncode}"
+    return None if done.returncode == 0 else _tail(done.stderr or f"exit status {done.returncode}")
 
 
 @cache
@@ -248,14 +245,7 @@ def engine_for(requested: str | None, image: str) -> Engine:
 @cache
 def network_problem(engine: Engine, image: str) -> str | None:
     """Why a container of ``image`` cannot have a network here (None: it can)."""
-    argv = engine.command("run", "--rm", "--network=bridge", *engine.run_args, image, "true")
-    try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return None if done.returncode == 0 else _tail(done.stderr)
+    return _try(engine, image, network="bridge")
 
 
 def context_digest(context: Path, dockerfile: Path) -> str:
