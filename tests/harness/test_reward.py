@@ -74,3 +74,20 @@ def test_a_link_or_a_fifo_is_never_followed_or_waited_on(tmp_path: Path) -> None
     verdict = read_reward(verifier)
     assert not verdict.passed
     assert "not a regular file" in verdict.notes[0]
+
+
+def test_reward_keys_are_held_to_the_ledgers_rules_for_check_names(tmp_path: Path) -> None:
+    # the verifier runs where the agent's code ran: its keys are hostile text (an escape
+    # sequence for the terminal, too many to keep); the verdict stands, the bad names do not
+    (tmp_path / "reward.json").write_text('{"ok": 1, "\\u001b]52;c;eA==\\u0007": 1}')
+    verdict = read_reward(tmp_path)
+    assert verdict.passed
+    assert verdict.checks is not None
+    assert set(verdict.checks) == {"ok"}
+    assert "left out" in verdict.notes[0]
+    many = ",".join(f'"k{i}": 1' for i in range(5000))
+    (tmp_path / "reward.json").write_text("{" + many + "}")
+    verdict = read_reward(tmp_path)
+    assert verdict.passed
+    assert verdict.checks is None
+    assert "none recorded" in verdict.notes[0]

@@ -15,6 +15,7 @@ reward, or the mean of a reward object's values, each of which is also a named c
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -22,7 +23,7 @@ import stat
 from pathlib import Path
 
 from trialbook.harness._verdict import Verdict
-from trialbook.ledger import CheckVerdict
+from trialbook.ledger import CheckVerdict, checks_from_grader
 
 __all__ = ["REWARD_DIR", "read_reward"]
 
@@ -96,10 +97,13 @@ def read_reward(folder: Path) -> Verdict:
     if not values:
         return _failed(f"{name} holds no reward")
     score = sum(values.values()) / len(values)
-    checks = None
-    if isinstance(parsed, dict):
-        checks = {key: CheckVerdict(v >= 1, f"reward {v:g}") for key, v in values.items()}
-    return _scored(all(v >= 1 for v in values.values()), score, checks)
+    checks: dict[str, CheckVerdict] | None = None
+    notes: list[str] = []
+    if isinstance(parsed, dict):  # each key a named check, held to the ledger's rules for them
+        asked = {key: {"passed": v >= 1, "reason": f"reward {v:g}"} for key, v in values.items()}
+        checks, notes = checks_from_grader(asked)
+    verdict = _scored(all(v >= 1 for v in values.values()), score, checks)
+    return dataclasses.replace(verdict, notes=(*verdict.notes, *notes)) if notes else verdict
 
 
 def _scored(passed: bool, score: float, checks: dict[str, CheckVerdict] | None) -> Verdict:
