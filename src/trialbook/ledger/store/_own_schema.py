@@ -21,17 +21,33 @@ _OBJECTS = (
 _Object = tuple[str, str, str, str | None]
 
 
+def _fresh(version: int) -> sqlite3.Connection:
+    """A database in memory holding what the migrations up to ``version`` create."""
+    fresh = sqlite3.connect(":memory:")
+    for number, _, script in MIGRATIONS:
+        if number > version:
+            break
+        for statement in statements(script):
+            fresh.execute(statement)
+    return fresh
+
+
 @cache
 def _migrated(version: int) -> frozenset[_Object]:
     """Every schema object the migrations up to ``version`` create, in a fresh database."""
-    fresh = sqlite3.connect(":memory:")
+    fresh = _fresh(version)
     try:
-        for number, _, script in MIGRATIONS:
-            if number > version:
-                break
-            for statement in statements(script):
-                fresh.execute(statement)
         return frozenset(fresh.execute(_OBJECTS).fetchall())
+    finally:
+        fresh.close()
+
+
+@cache
+def _migrated_attempts(version: int) -> tuple[str, ...]:
+    """The attempts table's SQL as the migrations up to ``version`` create it."""
+    fresh = _fresh(version)
+    try:
+        return tuple(_attempts_sql(fresh))
     finally:
         fresh.close()
 
@@ -73,18 +89,8 @@ def own_schema(conn: sqlite3.Connection, version: int) -> bool:
     """Whether the attempts table is exactly the one the migrations up to ``version`` create, so
     that its CHECK, NOT NULL and UNIQUE constraints held every row written to it, whoever wrote it
     (a table another tool created may hold anything)."""
-    stored = _attempts_sql(conn)
-    fresh = sqlite3.connect(":memory:")
-    try:
-        for number, _, script in MIGRATIONS:
-            if number > version:
-                break
-            for statement in statements(script):
-                fresh.execute(statement)
-        expected = _attempts_sql(fresh)
-    finally:
-        fresh.close()
-    return bool(expected) and stored == expected
+    expected = _migrated_attempts(version)  # built once per version, not on every read
+    return bool(expected) and tuple(_attempts_sql(conn)) == expected
 
 
 def _attempts_sql(conn: sqlite3.Connection) -> list[str]:
