@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from trialbook.harness import RunOptions, run_suite
-from trialbook.harness._container import engine_for
+from trialbook.harness.sandbox._container import engine_for
 from trialbook.suite import freeze, load_suite, write_lock
 
 QUICK = "--quick" in sys.argv

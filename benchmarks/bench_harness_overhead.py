@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from trialbook.harness import RunOptions, run_suite
-from trialbook.harness._sandbox import bwrap_problem
+from trialbook.harness.sandbox._sandbox import bwrap_problem
 from trialbook.suite import freeze, load_suite, write_lock
 
 TASKS, K, JOBS, ROUNDS = 60, 5, 2, 7

@@ -27,10 +27,10 @@ from pathlib import Path
 import ray
 
 from trialbook.harness import RunOptions, Tally, run_suite
-from trialbook.harness._attempt import attempt_fields
-from trialbook.harness._executor import Executor, LocalExecutor, Worker
-from trialbook.harness._ray import RayExecutor
-from trialbook.harness._spec import AttemptResult, AttemptSpec
+from trialbook.harness.attempt._attempt import attempt_fields
+from trialbook.harness.attempt._spec import AttemptResult, AttemptSpec
+from trialbook.harness.executors._executor import Executor, LocalExecutor, Worker
+from trialbook.harness.executors._ray import RayExecutor
 from trialbook.ledger import now
 from trialbook.suite import freeze, load_suite, write_lock
 

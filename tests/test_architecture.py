@@ -176,25 +176,77 @@ _BANNED: dict[str, tuple[str, ...]] = {
     "cli": (),
 }
 
+# The harness's own rooms, lowest first (docs/architecture.md, "The harness's rooms"): each keeps
+# the harness's rules and never imports a room after it.
+_HARNESS_ROOMS = ("sandbox", "attempt", "executors", "run")
+for _i, _room in enumerate(_HARNESS_ROOMS):
+    _BANNED[f"harness.{_room}"] = (
+        *_BANNED["harness"],
+        *(f"trialbook.harness.{higher}" for higher in _HARNESS_ROOMS[_i + 1 :]),
+    )
+
 
 def _package_of(path: Path) -> str:
+    """The room of a module: its top package, or a sub-package with rules of its own
+    (``harness.sandbox``)."""
     rel = path.relative_to(SRC)
-    return rel.parts[0].removesuffix(".py") if len(rel.parts) > 1 else rel.stem
+    if len(rel.parts) == 1:
+        return rel.stem
+    if len(rel.parts) > 2 and f"{rel.parts[0]}.{rel.parts[1]}" in _BANNED:
+        return f"{rel.parts[0]}.{rel.parts[1]}"
+    return rel.parts[0]
 
 
 def _modules() -> list[Path]:
     return [p for p in SRC.rglob("*.py") if "demo/suite" not in p.relative_to(SRC).as_posix()]
 
 
+def _banned_imports(path: Path) -> set[str]:
+    room = _package_of(path)
+    if room not in _BANNED:
+        return set()  # __init__.py, __main__.py: the public API at the top
+    return {m for m in _imports(path) if m.startswith(_BANNED[room])}
+
+
 def test_data_flows_one_way() -> None:
     packages = {p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert packages <= set(_BANNED), f"rooms without rules: {sorted(packages - set(_BANNED))}"
     for path in _modules():
-        room = _package_of(path)
-        if room not in _BANNED:
-            continue  # __init__.py, __main__.py: the public API at the top
-        bad = {m for m in _imports(path) if m.startswith(_BANNED[room])}
+        bad = _banned_imports(path)
         assert not bad, f"{path.relative_to(SRC)} imports {sorted(bad)}"
+
+
+def test_the_harness_rooms_are_its_sub_packages() -> None:
+    # a new room of the harness cannot arrive without its place in the order
+    harness = SRC / "harness"
+    rooms = {p.name for p in harness.iterdir() if (p / "__init__.py").exists()}
+    assert rooms == set(_HARNESS_ROOMS)
+    # and no module of the harness lies outside them but its public API and public modules
+    loose = {p.name for p in harness.glob("*.py")}
+    assert loose == {"__init__.py", "testing.py", "grading.py"}
+
+
+def test_a_lower_harness_room_may_not_import_a_higher_one() -> None:
+    # the order can fail: the sandbox reaching up to the run, or the attempt to the executors
+    probes = {
+        "sandbox": "from trialbook.harness.run import RunOptions\n",
+        "attempt": "import trialbook.harness.executors._ray\n",
+    }
+    for room, source in probes.items():
+        fake = SRC / "harness" / room / "_probe_for_the_architecture_test.py"
+        try:
+            fake.write_text(source)
+            assert _banned_imports(fake), room
+        finally:
+            fake.unlink()
+    # while a higher room importing a lower one's public API is the order itself
+    fake = SRC / "harness" / "run" / "_probe_for_the_architecture_test.py"
+    try:
+        fake.write_text("from trialbook.harness.sandbox import Tier\n")
+        assert _banned_imports(fake) == set()
+        assert _private_imports(fake) == set()
+    finally:
+        fake.unlink()
 
 
 def _private_imports(path: Path) -> set[str]:
@@ -222,6 +274,19 @@ def test_no_package_imports_another_packages_private_modules() -> None:
             continue  # trialbook/__init__.py re-exports; checked by the public API test
         bad = _private_imports(path)
         assert not bad, f"{path.relative_to(SRC)} imports private {sorted(bad)}"
+
+
+def test_the_private_import_check_sees_one_between_harness_rooms() -> None:
+    # a room of the harness is a package: its private modules are its own
+    fake = SRC / "harness" / "run" / "_probe_for_the_architecture_test.py"
+    try:
+        fake.write_text("from trialbook.harness.sandbox._sandbox import Tier\n")
+        assert _private_imports(fake) == {
+            "trialbook.harness.sandbox._sandbox",
+            "trialbook.harness.sandbox._sandbox.Tier",
+        }
+    finally:
+        fake.unlink()
 
 
 def test_the_private_import_check_sees_one(tmp_path: Path) -> None:

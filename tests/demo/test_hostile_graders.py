@@ -18,7 +18,7 @@ from tests.conftest import make_suite
 from trialbook.cli import main
 from trialbook.demo import SUITE_DIR
 from trialbook.harness import RunOptions, run_suite
-from trialbook.harness._sandbox import bwrap_problem
+from trialbook.harness.sandbox._sandbox import bwrap_problem
 from trialbook.ledger import ledger_rows, read_ledger
 from trialbook.suite import load_suite
 

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from trialbook.harness import _container as ct
+from trialbook.harness.sandbox import _container as ct
 
 BASE = "localhost/trialbook-base:bookworm"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from trialbook.harness import _cgroup
-from trialbook.harness._cgroup import Cgroup, available, not_capped
+from trialbook.harness.sandbox import _cgroup
+from trialbook.harness.sandbox._cgroup import Cgroup, available, not_capped
 
 needs_cgroups = pytest.mark.skipif(
     not available(), reason="no writable cgroup here (CI runs as root, where there is one)"
@@ -150,7 +150,7 @@ def test_the_run_says_what_its_cgroups_cannot_cap(monkeypatch: pytest.MonkeyPatc
 @needs_cgroups
 def test_a_harness_leaves_no_cgroup_folder_when_it_exits() -> None:
     code = (
-        "from trialbook.harness._cgroup import Cgroup\n"
+        "from trialbook.harness.sandbox._cgroup import Cgroup\n"
         "c = Cgroup.acquire(memory_mb=256)\n"
         "print('\\n'.join(str(f.parent) for f in c.folders))\n"
         "c.release()\n"

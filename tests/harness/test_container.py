@@ -1,5 +1,5 @@
-"""The container tier's engine (harness/_container.py) against the real engine of this machine:
-what the container can and cannot do, the image built once per context, and what a killed
+"""The container tier's engine (harness/sandbox/_container.py) against the real engine of this
+machine: what the container can and cannot do, the image built once per context, and what a killed
 harness left found and removed by label.
 
 Needs podman (or docker) and the local base image (tests/harness/_containers.py).
@@ -19,7 +19,7 @@ import pytest
 
 from tests.harness._containers import BASE, container_engine
 from trialbook.errors import ArgumentError
-from trialbook.harness import _container as ct
+from trialbook.harness.sandbox import _container as ct
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from tests.harness._containers import BASE, container_engine
 from trialbook.cli import main
 from trialbook.errors import LedgerError
 from trialbook.harness import RunOptions, run_suite
-from trialbook.harness import _container as ct
+from trialbook.harness.sandbox import _container as ct
 from trialbook.ledger import ledger_rows, read_checks, read_ledger
 from trialbook.suite import freeze, load_suite
 
@@ -163,7 +163,7 @@ def test_an_engine_that_cannot_start_the_container_is_a_harness_error(
 ) -> None:
     # runc refuses rlimits above the engine's own: the container never starts, the command never
     # runs, and the row says so in the engine's words
-    from trialbook.harness import _environments
+    from trialbook.harness.sandbox import _environments
 
     broken = ct.Engine(engine.name, engine.exe, engine.global_args,
                        ("--ulimit", "nofile=999999999:999999999"))  # fmt: skip

@@ -145,7 +145,7 @@ def test_forged_results_give_no_checks(tmp_path: Path) -> None:
 def test_a_channel_that_says_failed_fails_an_exit_code_of_0() -> None:
     """The exit code comes through the wrapper shell, which the agent's code can ptrace; the
     verdict channel's ``"passed": false`` is the grader's own word (docs/harness.md)."""
-    from trialbook.harness._verdict import read_verdict
+    from trialbook.harness.attempt._verdict import read_verdict
 
     forged = read_verdict('{"passed": true}\n', True, (), channel='{"passed": false}\n')
     assert forged.passed is False
@@ -158,7 +158,7 @@ def test_a_channel_that_says_failed_fails_an_exit_code_of_0() -> None:
 
 def test_the_runner_says_its_verdict_on_the_channel(tmp_path: Path) -> None:
     from trialbook.harness import grading
-    from trialbook.harness._channel import VERDICT_VAR, VerdictChannel
+    from trialbook.harness.attempt._channel import VERDICT_VAR, VerdictChannel
 
     oracle, workspace = tmp_path / "oracle", tmp_path / "ws"
     oracle.mkdir()

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from tests.harness._containers import BASE, container_engine
 from trialbook.cli import main
-from trialbook.harness import _container as ct
+from trialbook.harness.sandbox import _container as ct
 from trialbook.ledger import ledger_rows, read_checks, read_ledger
 from trialbook.suite import load_suite
 

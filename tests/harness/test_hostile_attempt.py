@@ -15,7 +15,7 @@ import pytest
 from tests.harness.test_run import CHECK, TIERS, run, unique_run_id
 from trialbook.errors import SuiteError
 from trialbook.harness import RunOptions, run_suite
-from trialbook.harness._usage import MAX_BYTES, MAX_LINES, read_usage
+from trialbook.harness.attempt._usage import MAX_BYTES, MAX_LINES, read_usage
 from trialbook.ledger import ledger_rows, read_ledger
 
 pytestmark = pytest.mark.timeout(120)
@@ -42,7 +42,7 @@ def test_sums_past_int64_or_to_infinity_drop_the_figure_and_say_so(tmp_path: Pat
 
 
 def test_the_usage_limit_is_the_ledgers_exact_limit(tmp_path: Path) -> None:
-    from trialbook.harness._usage import MAX_COUNT
+    from trialbook.harness.attempt._usage import MAX_COUNT
     from trialbook.ledger._fields import EXACT_INT
 
     assert MAX_COUNT == EXACT_INT
@@ -213,7 +213,7 @@ def test_two_runs_of_one_system_in_the_same_second_get_different_ids(tmp_path: P
 def test_a_clock_stepping_back_never_gives_a_row_the_ledger_refuses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from trialbook.harness import _attempt
+    from trialbook.harness.attempt import _attempt
 
     stamps = iter(["2026-01-01T00:00:10.000+00:00", "2026-01-01T00:00:00.000+00:00"])
     monkeypatch.setattr(_attempt, "now", lambda: next(stamps))
@@ -245,7 +245,7 @@ def test_taking_back_a_locked_folder_never_follows_a_symlink_swapped_in_after_th
 ) -> None:
     # the race: the harness checks the folder (a locked directory), a surviving agent process
     # swaps it for a symlink to a file of the harness's, the harness changes the mode by path
-    from trialbook.harness import _attempt
+    from trialbook.harness.attempt import _attempt
 
     top = tmp_path / "attempt"
     top.mkdir()

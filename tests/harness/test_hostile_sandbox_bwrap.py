@@ -19,7 +19,7 @@ import pytest
 
 from tests.harness.adversarial._whom import Harness, harness  # noqa: F401  (fixture)
 from tests.harness.test_run import CHECK, TIERS, at_runtime, outside_tmp, run, transcript
-from trialbook.harness._sandbox import Limits, SandboxSpec, wrap
+from trialbook.harness.sandbox._sandbox import Limits, SandboxSpec, wrap
 
 __all__ = ["outside_tmp"]  # the fixture, imported for its use here
 

@@ -42,7 +42,7 @@ def test_a_caller_with_hard_limits_below_the_harness_ones_still_runs(
 
 
 def test_limits_are_lowered_to_the_hard_limits() -> None:
-    from trialbook.harness._sandbox import Limits, clamped
+    from trialbook.harness.sandbox._sandbox import Limits, clamped
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert clamped(Limits(cpu_s=5, open_files=hard + 1))["-n"] == hard
@@ -88,6 +88,6 @@ def test_a_fork_bomb_is_stopped_inside_the_attempt(tmp_path: Path, tier: str) ->
 
 
 def _cgroups() -> bool:
-    from trialbook.harness._cgroup import available
+    from trialbook.harness.sandbox._cgroup import available
 
     return available()

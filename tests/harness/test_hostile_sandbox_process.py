@@ -27,7 +27,7 @@ from tests.harness.test_run import (
     unique_seconds,
 )
 from trialbook.harness import RunOptions, run_suite
-from trialbook.harness._cgroup import available
+from trialbook.harness.sandbox._cgroup import available
 from trialbook.ledger import ledger_rows, read_ledger
 
 needs_cgroups = pytest.mark.skipif(
@@ -96,7 +96,7 @@ def _cmdline(pid: int) -> bytes:
 def _watchdog_of(harness: int) -> list[int]:
     return [
         p
-        for p in alive_with("trialbook.harness._watchdog")
+        for p in alive_with("trialbook.harness.sandbox._watchdog")
         if f" {harness} ".encode() in _cmdline(p).replace(b"\0", b" ")
     ]
 

@@ -19,11 +19,12 @@ import pytest
 
 from tests.conftest import make_suite
 from tests.harness.test_run import alive_with, unique_run_id, unique_seconds
-from trialbook.harness import RunOptions, _sweep, run_suite
-from trialbook.harness._preflight import start_program
-from trialbook.harness._sandbox import start_check
-from trialbook.harness._sweep import TOKEN_VAR, find_processes, process_stat, sweep
-from trialbook.harness._verdict import read_verdict
+from trialbook.harness import RunOptions, run_suite
+from trialbook.harness.attempt._verdict import read_verdict
+from trialbook.harness.sandbox import _sweep
+from trialbook.harness.sandbox._programs import start_program
+from trialbook.harness.sandbox._sandbox import start_check
+from trialbook.harness.sandbox._sweep import TOKEN_VAR, find_processes, process_stat, sweep
 from trialbook.ledger import ledger_rows, read_ledger
 
 # ---------------------------------------------------------------- the grader's verdict

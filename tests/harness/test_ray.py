@@ -30,8 +30,8 @@ import pytest
 from tests.conftest import make_suite
 from trialbook.demo import SUITE_DIR, agent_material
 from trialbook.harness import RunOptions, Tally, run_suite
-from trialbook.harness._spec import AttemptResult, AttemptSpec, Budget
-from trialbook.harness._sweep import find_processes, run_key
+from trialbook.harness.attempt._spec import AttemptResult, AttemptSpec, Budget
+from trialbook.harness.sandbox._sweep import find_processes, run_key
 from trialbook.ledger import LedgerStore
 from trialbook.suite import LOCK_NAME, freeze, load_suite, write_lock
 
@@ -205,7 +205,7 @@ def _spec(fixture: Path, oracle: Path, **budget: float) -> AttemptSpec:
 def test_fixtures_and_oracles_reach_the_worker_through_the_object_store(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    from trialbook.harness._ray import RayExecutor
+    from trialbook.harness.executors._ray import RayExecutor
 
     fixture, oracle = tmp_path / "fixture", tmp_path / "oracle"
     (fixture / "pkg").mkdir(parents=True)
@@ -239,7 +239,7 @@ def _sleeper(spec: AttemptSpec) -> AttemptResult:
 def test_a_task_without_a_result_in_time_is_lost_not_waited_for(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    from trialbook.harness._ray import RayExecutor
+    from trialbook.harness.executors._ray import RayExecutor
 
     (tmp_path / "f").mkdir()
     spec = _spec(tmp_path / "f", tmp_path / "o", timeout_s=0.5, grader_timeout_s=0.5, grace_s=0.1)
@@ -450,7 +450,7 @@ def test_a_task_cancelled_by_someone_else_is_lost_and_resumed_as_retry_1(
     """Something other than the run (here the test, with ``ray.cancel`` on the task's ObjectRef)
     cancels an attempt's task: an ``infra_error`` row marked lost, no duplicate, and a resume runs
     it again as retry 1."""
-    from trialbook.harness._ray import RayExecutor
+    from trialbook.harness.executors._ray import RayExecutor
 
     made: list[RayExecutor] = []
     init = RayExecutor.__init__

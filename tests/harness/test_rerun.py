@@ -20,8 +20,8 @@ from trialbook import report as render
 from trialbook.analysis import ScoreOptions, score_file
 from trialbook.cli import main
 from trialbook.harness import LocalExecutor, RunOptions, list_runs, run_suite
-from trialbook.harness._ray_worker import lost_result
-from trialbook.harness._spec import AttemptResult, AttemptSpec
+from trialbook.harness.attempt._spec import AttemptResult, AttemptSpec
+from trialbook.harness.executors._ray_worker import lost_result
 from trialbook.ledger import read_ledger
 
 TASKS = {f"t{i}": {"grader": "test -f done.txt"} for i in range(3)}

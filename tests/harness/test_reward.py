@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from trialbook.harness._reward import read_reward
+from trialbook.harness.attempt._reward import read_reward
 
 
 @pytest.mark.parametrize(

@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from tests.conftest import ROOT, make_suite
 from trialbook.cli import main
 from trialbook.harness import RunOptions, run_suite
-from trialbook.harness._sandbox import bwrap_problem
-from trialbook.harness._sweep import TOKEN_VAR, find_processes, run_key
+from trialbook.harness.sandbox._sandbox import bwrap_problem
+from trialbook.harness.sandbox._sweep import TOKEN_VAR, find_processes, run_key
 from trialbook.ledger import ledger_rows, read_ledger
 
 
@@ -498,7 +498,7 @@ def test_rows_record_identity_budget_and_sandbox(tmp_path: Path) -> None:
 
 
 def test_infra_errors_are_rows_not_crashes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import trialbook.harness._attempt as attempt
+    import trialbook.harness.attempt._attempt as attempt
 
     def broken(*_: Any, **__: Any) -> None:
         raise OSError(28, "No space left on device")

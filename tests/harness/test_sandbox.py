@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from trialbook.harness import _sandbox
-from trialbook.harness._sandbox import Limits, SandboxSpec, wrap
+from trialbook.harness.sandbox import _sandbox
+from trialbook.harness.sandbox._sandbox import Limits, SandboxSpec, wrap
 
 
 def test_process_tier_is_sh_with_rlimits() -> None:
@@ -60,7 +60,7 @@ def test_the_limits_prefix_runs_where_sh_is_dash_or_bash(shell: str) -> None:
     import shutil
     import subprocess
 
-    from trialbook.harness._sandbox import Limits, _script
+    from trialbook.harness.sandbox._sandbox import Limits, _script
 
     path = shutil.which(shell)
     if path is None:
@@ -91,7 +91,7 @@ def test_a_hidden_folder_the_command_names_is_neither_shown_nor_covered(tmp_path
 
 
 def test_a_long_stream_is_kept_as_its_head_and_tail() -> None:
-    from trialbook.harness._process import Captured
+    from trialbook.harness.sandbox._process import Captured
 
     captured = Captured()
     try:
@@ -117,7 +117,7 @@ def test_a_long_stream_is_kept_as_its_head_and_tail() -> None:
 def test_a_disk_that_is_not_full_is_never_the_agents_doing(tmp_path: Path) -> None:
     """A harness step that fails after the agent ran is the agent's failure only when the disk is
     full now AND the attempt's own folder took at least half of what was free at its start."""
-    from trialbook.harness._fs import Free, agent_filled_the_disk, free_space
+    from trialbook.harness.sandbox._fs import Free, agent_filled_the_disk, free_space
 
     (tmp_path / "big").write_bytes(b"x" * 100_000)
     free = free_space(tmp_path)

@@ -1,5 +1,5 @@
-"""The attempt's bounded scratch (harness/_fs.py): a tmpfs of the task's size and inode count,
-unmounted before its folder is removed, and one note in the run where it cannot be had."""
+"""The attempt's bounded scratch (harness/sandbox/_fs.py): a tmpfs of the task's size and inode
+count, unmounted before its folder is removed, and one note in the run where it cannot be had."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_suite
-from trialbook.harness import RunOptions, _attempt, _fs, run_suite
-from trialbook.harness._fs import bound_problem, mount_bound, remove_tree, unmount_under
+from trialbook.harness import RunOptions, run_suite
+from trialbook.harness.attempt import _attempt
+from trialbook.harness.sandbox import _fs
+from trialbook.harness.sandbox._fs import bound_problem, mount_bound, remove_tree, unmount_under
 from trialbook.ledger import ledger_rows, read_ledger
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from trialbook.harness import _cgroup, _scratch
-from trialbook.harness._stamp import _pid_namespace, is_dead, pid_of, stamp
+from trialbook.harness.sandbox import _cgroup, _scratch
+from trialbook.harness.sandbox._stamp import _pid_namespace, is_dead, pid_of, stamp
 
 
 def _dead_pid() -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from trialbook.harness._sweep import Signalled, _children, await_release, process_stat
+from trialbook.harness.sandbox._sweep import Signalled, _children, await_release, process_stat
 
 
 def _child(action: str) -> int:
@@ -173,7 +173,7 @@ def test_the_start_time_is_the_processs_own(children: list[int]) -> None:
 SUBREAPER = """
 import ctypes, os, sys, time
 sys.path[:0] = {path!r}
-from trialbook.harness._sweep import Signalled, await_release
+from trialbook.harness.sandbox._sweep import Signalled, await_release
 ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come back here
 read, write = os.pipe()
 if os.fork() == 0:  # a middle process that leaves an orphan behind and exits

@@ -5,9 +5,14 @@ an :class:`Executor` that runs the worker (``run_attempt``) somewhere and return
 :class:`AttemptResult`, and alone writes the row and the raw output (docs/harness.md, "Spec, worker
 and driver").
 
-Exports load lazily, so that the run's watchdog (``python -m trialbook.harness._watchdog``) starts
-without importing the ledger store and numpy; Ray is imported only when a :class:`RayExecutor` is
-made.
+Its rooms, each a package with its own ``__all__``, a lower one never importing a higher one:
+``sandbox`` (the tiers and what they share) <- ``attempt`` (the spec, the worker and what judges it)
+<- ``executors`` (local, Ray) <- ``run`` (options, pre-flight, plan, driver, the run's record);
+docs/architecture.md draws them.
+
+Exports load lazily, so that the run's watchdog (``python -m trialbook.harness.sandbox._watchdog``)
+starts without importing the ledger store and numpy; Ray is imported only when a
+:class:`RayExecutor` is made.
 """
 
 from __future__ import annotations
@@ -16,18 +21,30 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trialbook.harness._attempt import run_attempt
-    from trialbook.harness._check import check_agents
-    from trialbook.harness._driver import RunProgress, Tally
-    from trialbook.harness._executor import Executor, LocalExecutor
-    from trialbook.harness._gradercheck import GraderCase, GraderCheck, grader_check
-    from trialbook.harness._model import ModelOptions
-    from trialbook.harness._project import Project, load_project
-    from trialbook.harness._ray import RayExecutor
-    from trialbook.harness._run import RunOptions, RunResult, run_suite
-    from trialbook.harness._runs import RunSummary, list_runs
-    from trialbook.harness._sandbox import Tier, bwrap_problem, resolve_tier
-    from trialbook.harness._spec import AttemptResult, AttemptSpec, Budget
+    from trialbook.harness.attempt import (
+        AttemptResult,
+        AttemptSpec,
+        Budget,
+        GraderCase,
+        GraderCheck,
+        grader_check,
+        run_attempt,
+    )
+    from trialbook.harness.executors import Executor, LocalExecutor, RayExecutor
+    from trialbook.harness.run import (
+        ModelOptions,
+        Project,
+        RunOptions,
+        RunProgress,
+        RunResult,
+        RunSummary,
+        Tally,
+        check_agents,
+        list_runs,
+        load_project,
+        run_suite,
+    )
+    from trialbook.harness.sandbox import Tier, bwrap_problem, resolve_tier
 
 __all__ = [
     "AttemptResult",
@@ -57,30 +74,30 @@ __all__ = [
 ]
 
 _LAZY = {
-    "run_attempt": "_attempt",
-    "check_agents": "_check",
-    "RunProgress": "_driver",
-    "Tally": "_driver",
-    "RunSummary": "_runs",
-    "list_runs": "_runs",
-    "Project": "_project",
-    "load_project": "_project",
-    "Executor": "_executor",
-    "LocalExecutor": "_executor",
-    "RayExecutor": "_ray",
-    "GraderCase": "_gradercheck",
-    "GraderCheck": "_gradercheck",
-    "grader_check": "_gradercheck",
-    "ModelOptions": "_model",
-    "RunOptions": "_run",
-    "RunResult": "_run",
-    "run_suite": "_run",
-    "Tier": "_sandbox",
-    "bwrap_problem": "_sandbox",
-    "resolve_tier": "_sandbox",
-    "AttemptResult": "_spec",
-    "AttemptSpec": "_spec",
-    "Budget": "_spec",
+    "run_attempt": "attempt",
+    "check_agents": "run",
+    "RunProgress": "run",
+    "Tally": "run",
+    "RunSummary": "run",
+    "list_runs": "run",
+    "Project": "run",
+    "load_project": "run",
+    "Executor": "executors",
+    "LocalExecutor": "executors",
+    "RayExecutor": "executors",
+    "GraderCase": "attempt",
+    "GraderCheck": "attempt",
+    "grader_check": "attempt",
+    "ModelOptions": "run",
+    "RunOptions": "run",
+    "RunResult": "run",
+    "run_suite": "run",
+    "Tier": "sandbox",
+    "bwrap_problem": "sandbox",
+    "resolve_tier": "sandbox",
+    "AttemptResult": "attempt",
+    "AttemptSpec": "attempt",
+    "Budget": "attempt",
 }
 
 

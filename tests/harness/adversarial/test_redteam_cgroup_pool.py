@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from trialbook.harness._cgroup import Cgroup, available, not_capped
-from trialbook.harness._process import run_command
-from trialbook.harness._sweep import TOKEN_VAR
+from trialbook.harness.sandbox._cgroup import Cgroup, available, not_capped
+from trialbook.harness.sandbox._process import run_command
+from trialbook.harness.sandbox._sweep import TOKEN_VAR
 
 ALLOCATE = (
     "python3 -c 'b = bytearray(40 << 20); b[::4096] = b\"x\" * len(b[::4096])'"  # touch 40 MiB

@@ -29,7 +29,8 @@ import pytest
 
 from tests.harness.adversarial._whom import USER, Harness, harness  # noqa: F401  (fixture)
 from tests.harness.test_run import TIERS, outside_tmp, transcript  # noqa: F401  (fixture)
-from trialbook.harness import _attempt, _fs
+from trialbook.harness.attempt import _attempt
+from trialbook.harness.sandbox import _fs
 
 FILL = (
     "python -c \"f = open('fill', 'wb')\n"

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.test_run import CHECK, TIERS, alive_with, run, unique_seconds
-from trialbook.harness._cgroup import Cgroup
+from trialbook.harness.sandbox._cgroup import Cgroup
 
 
 @pytest.fixture(autouse=True)
