@@ -1,5 +1,6 @@
 """The executors room: where attempts run. The local pool (``_executor``) and Ray, its driver side
-(``_ray``) and what runs inside a Ray task on a node (``_ray_worker``).
+(``_ray``, its connection and the cluster's CPUs in ``_ray_cluster``) and what runs inside a Ray
+task on a node (``_ray_worker``).
 
 It imports the sandbox and attempt rooms. Exports load lazily (Ray itself only when a
 :class:`RayExecutor` is made).

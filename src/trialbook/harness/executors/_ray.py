@@ -17,8 +17,6 @@ made (``trialbook run --executor ray``).
 from __future__ import annotations
 
 import dataclasses
-import os
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -27,9 +25,9 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from trialbook.errors import ArgumentError, HarnessError
 from trialbook.harness.attempt import AttemptResult, AttemptSpec
 from trialbook.harness.executors._executor import Worker
+from trialbook.harness.executors._ray_cluster import ClusterCpus, connect, import_ray
 from trialbook.harness.executors._ray_worker import Material, lost_result, pack, run_on_worker
 from trialbook.ledger import now
 
@@ -44,9 +42,6 @@ _POLL_S = 0.2
 
 _CANCEL_WAIT_S = 10.0
 """After a cancel, how long a task may take to come back before it is given up as cut off."""
-
-_NO_CPU_S = 60.0
-"""How long the cluster may have no CPU at all before the run stops (nothing could ever run)."""
 
 
 @dataclasses.dataclass
@@ -64,38 +59,38 @@ def _budget_s(spec: AttemptSpec) -> float:
     return budget.timeout_s + budget.grader_timeout_s + 2 * spec.grace_s
 
 
-def _ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise ArgumentError(
-            "--executor ray needs Ray: pip install 'trialbook[ray]'", argument="executor"
-        ) from None
-    return ray
-
-
-_CONNECT_S = 10.0
-"""How long the cluster's address may take to accept a connection (Ray itself retries for minutes)."""
-
-
-def _reachable(address: str) -> None:
-    """Refuse at once a cluster address (``HOST:PORT``) nothing listens on: Ray would retry it for
-    minutes before saying so. Other forms (``auto``, ``ray://...``) are left to Ray."""
-    if "://" in address or address.count(":") != 1:
-        return
-    host, _, port = address.rpartition(":")
-    if not port.isdigit():
-        raise ArgumentError(
-            f"Ray address must be HOST:PORT, got {address!r}", argument="ray_address"
-        )
-    try:
-        socket.create_connection((host, int(port)), timeout=_CONNECT_S).close()
-    except OSError as exc:
-        raise ArgumentError(
-            f"no Ray cluster answers at {address} ({exc.strerror or exc}): start one with "
-            "'ray start --head' or give its address",
-            argument="ray_address",
-        ) from None
+def _raised(
+    flight: _Flight, exc: Exception, errors: Any, harness_version: str
+) -> AttemptResult | BaseException:
+    """What a task that raised means (``errors``: ``ray.exceptions``): cut off (we cancelled it),
+    an exception of the worker function itself (raised again here, as the local executor would),
+    else a lost attempt."""
+    if isinstance(exc, errors.TaskCancelledError) and flight.cancelled_at is not None:
+        return AttemptResult(row=None)
+    if isinstance(exc, errors.RayTaskError):
+        cause = exc.as_instanceof_cause()
+        if isinstance(cause, ImportError):  # the node lacks trialbook (or one of its modules)
+            return lost_result(
+                flight.spec,
+                f"a Ray worker cannot import {cause.name or 'trialbook'}: install "
+                f"{harness_version} on every node",
+                flight.started_at,
+                lost=False,
+            )
+        return cause if isinstance(cause, BaseException) else exc
+    text = str(exc).strip().splitlines()
+    why = {
+        errors.NodeDiedError: "its node died",
+        errors.WorkerCrashedError: "its worker process died",
+        errors.TaskCancelledError: "its task was cancelled on the cluster",
+    }
+    reason = next((w for kind, w in why.items() if isinstance(exc, kind)), "it was lost")
+    detail = f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+    return lost_result(
+        flight.spec,
+        f"the Ray cluster lost the attempt: {reason} ({detail}); a resume runs it again",
+        flight.started_at,
+    )
 
 
 class RayExecutor:
@@ -114,25 +109,9 @@ class RayExecutor:
         pending_s: float = PENDING_S,
         init: Callable[..., object] | None = None,
     ) -> None:
-        ray = _ray()
+        ray = import_ray()
         self._ray = ray
-        self._owned = not ray.is_initialized()
-        if self._owned:
-            # neither given: a new instance here ("local"), never one a stale session file names
-            address = address or os.environ.get("RAY_ADDRESS") or "local"
-            _reachable(address)
-            try:
-                (init or ray.init)(
-                    address=address,
-                    log_to_driver=False,
-                    include_dashboard=False,
-                    configure_logging=False,
-                )
-            except (ConnectionError, ValueError, RuntimeError) as exc:
-                where = "a new instance here" if address == "local" else address
-                raise HarnessError(
-                    f"cannot start or reach the Ray cluster ({where}): {exc}"
-                ) from None
+        self._owned = connect(ray, address, init)
         self._jobs = jobs
         self._pending_s = pending_s
         self._version = f"trialbook {version('trialbook')}"
@@ -144,7 +123,7 @@ class RayExecutor:
         self._lock = threading.Lock()
         self._cancelled = False
         self._closed = False
-        self._cpus, self._cpus_at, self._no_cpu_since = 0, 0.0, 0.0
+        self._cpus = ClusterCpus(ray)
         self._thread = threading.Thread(target=self._loop, name="ray-results", daemon=True)
         self._thread.start()
 
@@ -152,17 +131,8 @@ class RayExecutor:
         """How many attempts may be in flight now: ``jobs``, at most the cluster's CPUs (looked up
         at most once a second). Raises :class:`HarnessError` when the cluster has had no CPU for a
         minute."""
-        clock = time.monotonic()
-        if clock - self._cpus_at >= 1.0:
-            self._cpus = int(self._ray.cluster_resources().get("CPU", 0))
-            self._cpus_at = clock
-            if self._cpus > 0:
-                self._no_cpu_since = 0.0
-            elif not self._no_cpu_since:
-                self._no_cpu_since = clock
-            elif clock - self._no_cpu_since > _NO_CPU_S:
-                raise HarnessError(f"the Ray cluster has had no CPU for {_NO_CPU_S:g} s")
-        return self._cpus if self._jobs is None else min(self._jobs, self._cpus)
+        cpus = self._cpus.count()
+        return cpus if self._jobs is None else min(self._jobs, cpus)
 
     def _material(self, kind: str, folder: Path, digest: str) -> Material:
         key = (kind, digest)
@@ -228,44 +198,13 @@ class RayExecutor:
         try:
             result = self._ray.get(ref, timeout=_POLL_S * 50)
         except Exception as exc:
-            outcome = self._lost(flight, exc)
+            outcome = _raised(flight, exc, self._ray.exceptions, self._version)
             if isinstance(outcome, BaseException):
                 flight.future.set_exception(outcome)
             else:
                 flight.future.set_result(outcome)
             return
         flight.future.set_result(result)
-
-    def _lost(self, flight: _Flight, exc: Exception) -> AttemptResult | BaseException:
-        """What a task that raised means: cut off (we cancelled it), an exception of the worker
-        function itself (raised again here, as the local executor would), else a lost attempt."""
-        errors = self._ray.exceptions
-        if isinstance(exc, errors.TaskCancelledError) and flight.cancelled_at is not None:
-            return AttemptResult(row=None)
-        if isinstance(exc, errors.RayTaskError):
-            cause = exc.as_instanceof_cause()
-            if isinstance(cause, ImportError):  # the node lacks trialbook (or one of its modules)
-                return lost_result(
-                    flight.spec,
-                    f"a Ray worker cannot import {cause.name or 'trialbook'}: install "
-                    f"{self._version} on every node",
-                    flight.started_at,
-                    lost=False,
-                )
-            return cause if isinstance(cause, BaseException) else exc
-        text = str(exc).strip().splitlines()
-        why = {
-            errors.NodeDiedError: "its node died",
-            errors.WorkerCrashedError: "its worker process died",
-            errors.TaskCancelledError: "its task was cancelled on the cluster",
-        }
-        reason = next((w for kind, w in why.items() if isinstance(exc, kind)), "it was lost")
-        detail = f"{type(exc).__name__}: {text[0] if text else ''}".strip()
-        return lost_result(
-            flight.spec,
-            f"the Ray cluster lost the attempt: {reason} ({detail}); a resume runs it again",
-            flight.started_at,
-        )
 
     def _overdue(self) -> None:
         """Give up on tasks past their deadline (force-cancelled, recorded as lost) and on

@@ -1,10 +1,11 @@
 """The run room: ``run_suite`` and what a run is made of.
 
 What a run takes and did (``_options``), the project file that keeps those options (``_project``),
-the tasks it attempts (``_select``), its pre-flight (``_preflight``, and ``check_agents`` in
-``_check``), its record, pinned before the first attempt and checked on resume (``_open``), its plan
-(``_plan``), the run's model gateway (``_model``), the driver that alone writes the ledger
-(``_driver``), ``run_suite`` itself (``_run``) and the runs of a ledger (``_runs``).
+the options checked and, for a resume, completed from the run's record (``_resolve``), the tasks it
+attempts (``_select``), its pre-flight (``_preflight``, and ``check_agents`` in ``_check``), its
+record, pinned before the first attempt and checked on resume (``_open``), its plan (``_plan``), the
+run's model gateway (``_model``), the driver that alone writes the ledger (``_driver``) and its pace
+(``_schedule``), ``run_suite`` itself (``_run``) and the runs of a ledger (``_runs``).
 
 It imports the sandbox, attempt and executors rooms. Exports load lazily.
 """

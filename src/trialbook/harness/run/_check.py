@@ -12,7 +12,7 @@ from pathlib import Path
 
 from trialbook.errors import ArgumentError
 from trialbook.harness.run._preflight import hidden_reasons, preflight
-from trialbook.harness.run._run import _frozen_suite
+from trialbook.harness.run._resolve import frozen_suite
 from trialbook.harness.run._select import select_tasks
 from trialbook.harness.sandbox import base_env, resolve_tier
 
@@ -30,7 +30,7 @@ def check_agents(
     """Refuse (``ArgumentError``, ``SuiteError``) what ``run_suite`` would refuse before its first
     attempt: a stale suite lock, no task to run, an agent or grader program that is missing, not
     executable or hidden by the sandbox. Writes nothing."""
-    suite, lock = _frozen_suite(suite_dir)
+    suite, lock = frozen_suite(suite_dir)
     tasks = list(select_tasks(suite, lock).tasks)
     if not tasks:
         raise ArgumentError("no task to run: every selected task is quarantined", argument="suite")

@@ -21,6 +21,7 @@ from typing import Protocol
 from trialbook.harness.attempt import AttemptResult, AttemptSpec, feedback_json, run_attempt
 from trialbook.harness.executors import Executor
 from trialbook.harness.run._model import CALL_LOG, ModelGateway, merge_usage
+from trialbook.harness.run._schedule import FirstErrors, next_rounds
 from trialbook.harness.sandbox import start_key
 from trialbook.ledger import LedgerStore, Prepared, prepare
 
@@ -122,9 +123,7 @@ class Driver:
         self.written = 0
         self.stopped_by: str | None = None
         """The harness error the first attempts all ended in, when it stopped the run."""
-        self._early: list[str | None] = []
-        self._cause = ""
-        self._early_n = EARLY_ATTEMPTS
+        self._first = FirstErrors(EARLY_ATTEMPTS)
         self._finished: list[tuple[dict[str, object], Prepared]] = []
         self.model = model
         """The run's model gateway: each attempt opened on it before it starts, closed when its
@@ -132,19 +131,9 @@ class Driver:
 
     def _watch(self, row: Mapping[str, object]) -> None:
         """Stop the run when its first attempts all ended in the same harness-side error."""
-        if not self._early_n or len(self._early) >= self._early_n:
-            return
-        error = row.get("error")
-        infra = row.get("status") == "infra_error" and isinstance(error, str)
-        first = str(error).split("; ")[0]
-        self._early.append(first if infra else None)
-        if infra and not self._cause:
-            self._cause = first
-        full = len(self._early) == self._early_n
-        # the same kind of error: the same words before the details (which name the task)
-        kinds = {e.split(" (")[0] for e in self._early if e is not None}
-        if full and None not in self._early and len(kinds) == 1:
-            self.stopped_by = self._cause
+        cause = self._first.see(row)
+        if cause is not None:
+            self.stopped_by = cause
             self.stop.set()
 
     def _row(self, spec: AttemptSpec, result: AttemptResult) -> tuple[dict[str, object], Prepared]:
@@ -211,19 +200,7 @@ class Driver:
         if not self.rounds:
             return [queue.popleft() for _ in range(min(room, len(queue)))]
         busy = {spec.task_id for spec in running.values()}
-        taken: list[Planned] = []
-        for planned in list(queue):
-            if len(taken) >= room:
-                break
-            task = planned.template.task_id
-            if task not in busy:
-                busy.add(task)
-                taken.append(planned)
-        chosen = {id(p) for p in taken}
-        rest = [p for p in queue if id(p) not in chosen]
-        queue.clear()
-        queue.extend(rest)
-        return taken
+        return next_rounds(queue, busy, room, lambda planned: planned.template.task_id)
 
     def drive(self, todo: list[Planned], executor: Executor) -> None:
         """Run ``todo``; on any exception (or once ``stop`` is set) start no attempt, have the
@@ -231,7 +208,7 @@ class Driver:
         cut off."""
         queue = deque(todo)
         # one attempt alone is no pattern: a run of one is left to finish with its row
-        self._early_n = min(EARLY_ATTEMPTS, len(todo)) if len(todo) > 1 else 0
+        self._first = FirstErrors(min(EARLY_ATTEMPTS, len(todo)) if len(todo) > 1 else 0)
         running: dict[Future[AttemptResult], AttemptSpec] = {}
         cancelled = False
         try:

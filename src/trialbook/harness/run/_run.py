@@ -1,5 +1,5 @@
-"""``run_suite``: checks the options and the suite, opens (or resumes) the run, plans the attempts
-as self-contained specs and lets the driver run them on an executor.
+"""``run_suite``: checks the options and the suite (``_resolve``), opens (or resumes) the run, plans
+the attempts as self-contained specs and lets the driver run them on an executor.
 
 The driver writes a start marker before each attempt and the row when it comes back, so a harness
 killed at any instant leaves finished attempts (rows) and cut-off attempts (markers without rows);
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import threading
 from collections.abc import Callable, Mapping
 from importlib.metadata import version
@@ -21,10 +20,11 @@ from trialbook.harness.attempt import stored_feedback
 from trialbook.harness.executors import Executor, LocalExecutor
 from trialbook.harness.run._driver import Driver, Planned, RunProgress, Tally
 from trialbook.harness.run._model import ModelGateway, model_gateway
-from trialbook.harness.run._open import agent_digest, check_resume, new_record, resumed
+from trialbook.harness.run._open import agent_digest, check_resume, new_record
 from trialbook.harness.run._options import RunOptions, RunResult
 from trialbook.harness.run._plan import harness_stamp, hidden_paths, plan, templates
 from trialbook.harness.run._preflight import hidden_reasons, preflight
+from trialbook.harness.run._resolve import check_options, frozen_suite, resolve
 from trialbook.harness.run._select import Selection, select_tasks
 from trialbook.harness.sandbox import (
     Cgroup,
@@ -48,101 +48,10 @@ from trialbook.ledger import LedgerStore, RunRecord
 from trialbook.suite import (
     Lock,
     Suite,
-    SuiteError,
     Task,
-    check_lock,
-    load_suite,
 )
 
 __all__ = ["RunOptions", "RunResult", "run_suite"]
-
-
-def _check_options(options: RunOptions) -> None:
-    if options.jobs is not None and options.jobs < 1:
-        raise ArgumentError(f"jobs must be >= 1, got {options.jobs}", argument="jobs")
-    if options.executor not in ("local", "ray"):
-        raise ArgumentError(
-            f"executor must be 'local' or 'ray', got {options.executor!r}", argument="executor"
-        )
-    if options.ray_address is not None and options.executor != "ray":
-        raise ArgumentError("a Ray address needs the ray executor", argument="ray_address")
-    if options.ledger.suffix.lower() != ".db":
-        raise ArgumentError(
-            f"ledger must be a SQLite ledger (.db) for the harness, got {str(options.ledger)!r}",
-            argument="ledger",
-        )
-    if options.rerun_infra and options.resume is None:
-        raise ArgumentError(
-            "rerun_infra applies to a resume only: it runs again the infra errors of an "
-            "existing run",
-            argument="rerun_infra",
-        )
-    if options.resume is not None and not options.ledger.is_file():
-        raise ArgumentError(
-            f"{options.ledger}: no such file (no ledger to resume from)", argument="resume"
-        )
-
-
-def _frozen_suite(root: Path) -> tuple[Suite, Lock]:
-    """The suite and its lock, refusing a lock that is missing or no longer matches the files."""
-    suite = load_suite(root)
-    check = check_lock(suite)
-    if check.locked_id is None:
-        raise SuiteError(
-            f"{suite.root}: the suite has no lock: run 'trialbook suite freeze {suite.root}' first"
-        )
-    if not check.matches:
-        what = "; ".join(check.changed)
-        raise SuiteError(
-            f"{suite.root}: the suite lock is stale ({what}): "
-            f"run 'trialbook suite freeze {suite.root}' and start a new run"
-        )
-    return suite, check.current
-
-
-def _resolve(options: RunOptions) -> tuple[RunOptions, RunRecord | None]:
-    """The options of a new run, checked; or of a resume, completed from the run's record."""
-    if options.resume is None:
-        if options.suite is None:
-            raise ArgumentError("give the suite folder to run", argument="suite")
-        if options.agent is None:
-            raise ArgumentError("give the agent's command", argument="agent")
-        return options, None
-    if options.subset is not None or options.tasks or options.limit is not None:
-        raise ArgumentError(
-            "a resume runs the run's own tasks: drop subset, tasks and limit", argument="resume"
-        )
-    with LedgerStore(options.ledger) as store:
-        status = store.run(options.resume)
-    if status is None:
-        raise ArgumentError(f"no run {options.resume!r} in {options.ledger}", argument="resume")
-    record = status.record
-    if options.run_id not in (None, record.run_id) or options.system not in (None, record.system):
-        raise ArgumentError(
-            f"run {record.run_id!r} keeps its own id and system ({record.system}): drop run_id "
-            "and system to resume it",
-            argument="resume",
-        )
-    given = resumed(
-        record,
-        suite=options.suite,
-        agent=options.agent,
-        sandbox=options.sandbox,
-        pass_env=tuple(options.pass_env),
-    )
-    values = dict(options.pass_env)
-    missing = [name for name in given.pass_env if name not in values and name not in os.environ]
-    if missing:
-        raise ArgumentError(
-            f"run {record.run_id!r} passes {', '.join(missing)} to its agent, and it is not set "
-            "in this environment",
-            argument="pass_env",
-        )
-    values = {name: values.get(name, os.environ.get(name, "")) for name in given.pass_env}
-    completed = dataclasses.replace(
-        options, suite=given.suite, agent=given.agent, sandbox=given.sandbox, pass_env=values
-    )
-    return completed, record
 
 
 def _executor(options: RunOptions) -> Executor:
@@ -173,11 +82,11 @@ def run_suite(
     one ``options.executor`` names, made once the pre-flight passed and before anything is
     written: a Ray cluster that cannot be reached writes nothing).
     """
-    _check_options(options)
-    options, prior = _resolve(options)
+    check_options(options)
+    options, prior = resolve(options)
     assert options.suite is not None
     assert options.agent is not None
-    suite, lock = _frozen_suite(options.suite)
+    suite, lock = frozen_suite(options.suite)
     tier, tier_note = resolve_tier(options.sandbox or "auto")
     if prior is not None and prior.tasks is not None:
         selection = select_tasks(suite, lock, ids=prior.tasks)
@@ -260,62 +169,20 @@ def _run(
     *,
     environments: Mapping[str, ContainerTarget],
 ) -> RunResult:
-    """The run itself, on an executor that is ready."""
+    """The run itself, on an executor that is ready: its record opened (or resumed), its attempts
+    planned, driven and the run's end recorded."""
     assert options.agent is not None
     transcripts_root = options.ledger.parent / f"{options.ledger.stem}.transcripts"
     options.ledger.parent.mkdir(parents=True, exist_ok=True)
     harness_version = f"trialbook {version('trialbook')}"
     with LedgerStore(options.ledger) as store:
         if prior is None:
-            record = new_record(
-                run_id=options.run_id,
-                system=options.system,
-                fields={
-                    "dataset_id": lock.dataset_id,
-                    "suite_path": str(suite.root.resolve()),
-                    "k_budget": suite.k,
-                    "timeout_s": suite.timeout_s,
-                    "temperature": suite.temperature,
-                    "seeds": suite.seeds,
-                    "model_version": options.model_version,
-                    "grader_version": suite.grader_version,
-                    "harness_version": harness_version,
-                    "sandbox": tier,
-                    "rerun_reason": options.rerun_reason,
-                    "agent": options.agent,
-                    "agent_digest": digest,
-                    "graders": tuple(dict.fromkeys(t.grader for t in tasks)),
-                    "pass_env": tuple(sorted(options.pass_env)),
-                    "planned": len(tasks) * suite.k,
-                    "tasks": tuple(t.id for t in tasks),
-                    "selection": selection.description,
-                    "protocol": suite.protocol,
-                },
+            opened = _new_run(
+                store, options, suite, lock, tier, selection, tasks, digest, harness_version
             )
-            store.create_run(record)
-            cut_off: list[tuple[str, int]] = []
-            lost: list[tuple[str, int, int]] = []
         else:
-            record = prior
-            # Processes an earlier, killed harness left behind died with clean_stale_runs above
-            # (its scratch folder names it); a live harness running this run id is left alone.
-            cut_off = store.unfinished_starts(record.run_id)
-            lost = [
-                item
-                for item in store.lost(record.run_id, every_infra=options.rerun_infra)
-                if not options.only or item[0] in options.only
-            ]
-            store.record_event(
-                record.run_id,
-                "resumed",
-                {
-                    "cut_off": len(cut_off),
-                    "attempts": [f"{t}#{i}" for t, i in cut_off],
-                    "rerun": len(lost),
-                    "reruns": [f"{t}#{i}.{r + 1}" for t, i, r in lost],
-                    "rerun_infra": options.rerun_infra,
-                },
-            )
+            opened = _resumed_run(store, options, prior)
+        record, cut_off, lost = opened.record, opened.cut_off, opened.lost
         run_id = record.run_id
         done = store.finished(run_id)
         if cut_off:
@@ -338,19 +205,7 @@ def _run(
             scratch=scratch,
             hidden=hidden_paths(suite.root, options.ledger, transcripts_root, scratch),
             environments=environments,
-            run_fields={
-                "system": record.system,
-                "dataset_id": lock.dataset_id,
-                "k_budget": suite.k,
-                "model_version": record.model_version,
-                # a resumed run keeps its record; each row says which harness wrote it
-                "grader_version": suite.grader_version,
-                "harness_version": harness_version,
-                "sandbox": tier,
-                # declared on every row of the run, or on none (the ledger checks it is constant)
-                "graded_after_timeout": True if suite.grade_after_timeout else None,
-                "protocol": suite.protocol,
-            },
+            run_fields=_run_fields(suite, lock, tier, record, harness_version),
         )
         again = [
             Planned(specs[t], i, suite.seeds[i], retry + 1) for t, i, retry in lost if t in specs
@@ -388,38 +243,8 @@ def _run(
             feedback=feedback,
             model=model,
         )
-        watchdog = start_watchdog(f"{run_key(run_id)}/{harness_stamp()}/", scratch)
-        if model is not None:
-            model.start()
-        try:
-            driver.drive(todo, executor)
-        except BaseException:
-            store.record_event(
-                run_id, "interrupted", {"written": driver.written, "executor": options.executor}
-            )
-            raise
-        finally:
-            executor.shutdown()
-            if model is not None:
-                model.stop()
-            remove_tree(scratch)
-            Cgroup.release_idle()
-            stop_watchdog(watchdog)
-        if driver.stopped_by is not None:
-            store.record_event(
-                run_id,
-                "interrupted",
-                {
-                    "written": driver.written,
-                    "stopped": driver.stopped_by,
-                    "executor": options.executor,
-                },
-            )
-            raise HarnessError(
-                f"run {run_id} stopped after its first {driver.written} attempt(s) all ended in "
-                f"the same harness error: {driver.stopped_by.removeprefix('harness error: ')}; "
-                "fix it and start a new run"
-            )
+        _drive(driver, todo, executor, store, options, model, scratch)
+        _stopped_by_harness(store, driver, options)
         interrupted = stop.is_set() and driver.written < len(todo)
         # a run of some of its tasks (``only``) that leaves others undone is paused, not finished
         paused = bool(options.only) and len(store.finished(run_id)) < len(specs) * suite.k
@@ -445,4 +270,152 @@ def _run(
         interrupted=interrupted,
         notes=tuple(notes),
         resume_command=("run", "--ledger", str(options.ledger.resolve()), "--resume", run_id),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Opened:
+    """A run's record in the ledger, and what its earlier sessions left to run again."""
+
+    record: RunRecord
+    cut_off: list[tuple[str, int]]
+    """(task, attempt) of the attempts an earlier stop cut off (a start marker without a row)."""
+    lost: list[tuple[str, int, int]]
+    """(task, attempt, retry) of the rows to run again: lost by the harness, or (``rerun_infra``)
+    any infra error."""
+
+
+def _new_run(
+    store: LedgerStore,
+    options: RunOptions,
+    suite: Suite,
+    lock: Lock,
+    tier: Tier,
+    selection: Selection,
+    tasks: list[Task],
+    digest: str | None,
+    harness_version: str,
+) -> _Opened:
+    """A new run's record, pinned in the ledger before its first attempt."""
+    record = new_record(
+        run_id=options.run_id,
+        system=options.system,
+        fields={
+            "dataset_id": lock.dataset_id,
+            "suite_path": str(suite.root.resolve()),
+            "k_budget": suite.k,
+            "timeout_s": suite.timeout_s,
+            "temperature": suite.temperature,
+            "seeds": suite.seeds,
+            "model_version": options.model_version,
+            "grader_version": suite.grader_version,
+            "harness_version": harness_version,
+            "sandbox": tier,
+            "rerun_reason": options.rerun_reason,
+            "agent": options.agent,
+            "agent_digest": digest,
+            "graders": tuple(dict.fromkeys(t.grader for t in tasks)),
+            "pass_env": tuple(sorted(options.pass_env)),
+            "planned": len(tasks) * suite.k,
+            "tasks": tuple(t.id for t in tasks),
+            "selection": selection.description,
+            "protocol": suite.protocol,
+        },
+    )
+    store.create_run(record)
+    return _Opened(record, [], [])
+
+
+def _resumed_run(store: LedgerStore, options: RunOptions, record: RunRecord) -> _Opened:
+    """A resumed run: its record kept, what its earlier sessions left found and recorded."""
+    # Processes an earlier, killed harness left behind died with clean_stale_runs (its scratch
+    # folder names it); a live harness running this run id is left alone.
+    cut_off = store.unfinished_starts(record.run_id)
+    lost = [
+        item
+        for item in store.lost(record.run_id, every_infra=options.rerun_infra)
+        if not options.only or item[0] in options.only
+    ]
+    store.record_event(
+        record.run_id,
+        "resumed",
+        {
+            "cut_off": len(cut_off),
+            "attempts": [f"{t}#{i}" for t, i in cut_off],
+            "rerun": len(lost),
+            "reruns": [f"{t}#{i}.{r + 1}" for t, i, r in lost],
+            "rerun_infra": options.rerun_infra,
+        },
+    )
+    return _Opened(record, cut_off, lost)
+
+
+def _run_fields(
+    suite: Suite, lock: Lock, tier: Tier, record: RunRecord, harness_version: str
+) -> dict[str, object]:
+    """The fields every row of the run carries."""
+    return {
+        "system": record.system,
+        "dataset_id": lock.dataset_id,
+        "k_budget": suite.k,
+        "model_version": record.model_version,
+        # a resumed run keeps its record; each row says which harness wrote it
+        "grader_version": suite.grader_version,
+        "harness_version": harness_version,
+        "sandbox": tier,
+        # declared on every row of the run, or on none (the ledger checks it is constant)
+        "graded_after_timeout": True if suite.grade_after_timeout else None,
+        "protocol": suite.protocol,
+    }
+
+
+def _drive(
+    driver: Driver,
+    todo: list[Planned],
+    executor: Executor,
+    store: LedgerStore,
+    options: RunOptions,
+    model: ModelGateway | None,
+    scratch: Path,
+) -> None:
+    """The driver's loop under the run's watchdog, with the model gateway up; whatever ends it,
+    the executor is shut down and the run's scratch, cgroups and watchdog are cleared."""
+    run_id = driver.run_id
+    watchdog = start_watchdog(f"{run_key(run_id)}/{harness_stamp()}/", scratch)
+    if model is not None:
+        model.start()
+    try:
+        driver.drive(todo, executor)
+    except BaseException:
+        store.record_event(
+            run_id, "interrupted", {"written": driver.written, "executor": options.executor}
+        )
+        raise
+    finally:
+        executor.shutdown()
+        if model is not None:
+            model.stop()
+        remove_tree(scratch)
+        Cgroup.release_idle()
+        stop_watchdog(watchdog)
+
+
+def _stopped_by_harness(store: LedgerStore, driver: Driver, options: RunOptions) -> None:
+    """Raise :class:`HarnessError` (the run recorded as interrupted) when the driver stopped the
+    run because its first attempts all ended in the same harness error."""
+    if driver.stopped_by is None:
+        return
+    store.record_event(
+        driver.run_id,
+        "interrupted",
+        {
+            "written": driver.written,
+            "stopped": driver.stopped_by,
+            "executor": options.executor,
+        },
+    )
+    raise HarnessError(
+        f"run {driver.run_id} stopped after its first {driver.written} attempt(s) all ended in "
+        f"the same harness error: {driver.stopped_by.removeprefix('harness error: ')}; "
+        "fix it and start a new run"
     )
