@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialbook.errors import ArgumentError
-from trialbook.harness._forward import RELAY_VAR, forwarded
+from trialbook.harness._container import find_engine
+from trialbook.harness._forward import RELAY_VAR, Door, forwarded
 from trialbook.harness._spec import AttemptSpec
 from trialbook.suite import Task
 
@@ -136,15 +137,33 @@ def check_model_tasks(tasks: Sequence[Task], options: ModelOptions | None) -> No
         )
 
 
+def _container_door_problem() -> str | None:
+    """Why a container cannot reach the gateway here (None: it can). It joins the network
+    namespace of a forwarder the harness starts (``_forward.Door``): podman can be given one by
+    its path, docker cannot; and making one needs the privilege to (root)."""
+    name, _ = find_engine()
+    if name != "podman":
+        return (
+            f"{name} cannot join a container to a network namespace by its path: in the container "
+            "tier the model gateway needs podman (or use the bwrap tier)"
+        )
+    try:
+        Door(os.devnull, 0).close()
+    except OSError as exc:
+        return (
+            "the container tier reaches the model gateway through a network namespace the "
+            f"harness makes, and it cannot make one here ({exc}): run as root, or use the bwrap "
+            "tier"
+        )
+    return None
+
+
 class ModelGateway:
     """The gateway of one run, as the driver uses it."""
 
     def __init__(self, options: ModelOptions, *, tier: str, executor: str) -> None:
-        if tier not in ("process", "bwrap"):
-            raise ArgumentError(
-                f"model_upstream: the {tier} tier does not reach the model gateway yet",
-                argument="model_upstream",
-            )
+        if tier == "container" and (why := _container_door_problem()):
+            raise ArgumentError(f"model_upstream: {why}", argument="model_upstream")
         if tier == "process" and not options.accept_open_network:
             raise ArgumentError(
                 "model_upstream: the process tier cannot close the network: the agent could reach "
@@ -182,11 +201,12 @@ class ModelGateway:
             line = str(exc).replace(f"{exc.argument}:", f"{name}:", 1)
             raise ArgumentError(line, argument=name) from None
         # A bwrap agent without network reaches the gateway by its unix socket, in a folder of
-        # its own that the sandbox shows read-only (the forwarder inside names it). On a Ray
+        # its own that the sandbox shows read-only (the forwarder inside names it); a container
+        # joins the network namespace of a forwarder the harness runs, which names it. On a Ray
         # cluster the gateway listens on this node's address instead, and each worker relays a
         # socket of its node to it (_forward.ensure_relay).
         self.executor = executor
-        local_bwrap = tier == "bwrap" and executor == "local"
+        local_bwrap = tier in ("bwrap", "container") and executor == "local"
         # named here, made when the gateway starts (and removed when it stops)
         folder = Path(tempfile.gettempdir()) / f"tb-gw-{secrets.token_hex(8)}"
         self._socket_dir = folder if local_bwrap else None
@@ -236,17 +256,23 @@ class ModelGateway:
         agent = spec.agent
         socket = self.gateway.unix_socket
         port = self.gateway.url.rsplit(":", 1)[1]
-        if spec.tier == "bwrap" and not spec.budget.network:
+        door = None
+        if spec.tier in ("bwrap", "container") and not spec.budget.network:
             # the gateway and nothing else: its forwarder listens inside the agent's own network
-            # namespace on the port the URLs name, then the agent's command runs as given
-            if socket is not None:
+            # namespace on the port the URLs name, then the agent's command runs as given (in a
+            # container: the namespace is the forwarder's, which the container joins)
+            if socket is not None and spec.tier == "container":
+                door = (str(socket), int(port))
+            elif socket is not None:
                 agent = forwarded(spec.agent, str(socket), port)
             else:  # on a cluster: the worker relays a socket of its node to this address, and
                 # inside the sandbox the gateway is the forwarder's loopback address
                 here = self.gateway.url
                 env = {k: v.replace(here, f"http://127.0.0.1:{port}", 1) for k, v in env.items()}
                 env[RELAY_VAR] = here.removeprefix("http://")
-        return dataclasses.replace(spec, agent=agent, pass_env={**spec.pass_env, **env})
+        return dataclasses.replace(
+            spec, agent=agent, gateway=door, pass_env={**spec.pass_env, **env}
+        )
 
     def close(self, spec: AttemptSpec) -> AttemptUsage | None:
         key = self._open.pop((spec.task_id, spec.start_id), None)
