@@ -13,6 +13,8 @@ says what the gateway measured, not what the agent wrote in its usage file (docs
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 import secrets
 import shutil
@@ -41,6 +43,8 @@ __all__ = [
     "check_resume_model",
     "merge_usage",
     "model_gateway",
+    "model_record",
+    "resumed_model",
 ]
 
 CALL_LOG = "model_calls.jsonl"
@@ -104,6 +108,121 @@ def model_gateway(
     model.check_pass_env(pass_env)
     notes.append(model.note)
     return list(tasks), model
+
+
+def _prices_digest(path: Path) -> str | None:
+    try:
+        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def model_record(options: ModelOptions | None, network_model: bool) -> str | None:
+    """The run record's ``model``: what a resume needs to reach the model as the run did (the
+    key's variable by name, never its value; the price table by path and digest)."""
+    if options is None:
+        return None
+    prices = None
+    if options.prices is not None:
+        prices = {"path": str(options.prices.resolve()), "sha256": _prices_digest(options.prices)}
+    return json.dumps(
+        {
+            "upstream": options.upstream,
+            "key_env": options.key_env,
+            "prices": prices,
+            "max_cost_per_attempt": options.max_cost_per_attempt,
+            "max_tokens_per_attempt": options.max_tokens_per_attempt,
+            "accept_open_network": options.accept_open_network,
+            "network_model": network_model,
+        },
+        sort_keys=True,
+    )
+
+
+_RECORDED: dict[str, tuple[str, type | tuple[type, ...]]] = {
+    "upstream": ("model_upstream", str),
+    "key_env": ("model_key_env", str),
+    "max_cost_per_attempt": ("max_cost_per_attempt", (int, float, type(None))),
+    "max_tokens_per_attempt": ("max_tokens_per_attempt", (int, type(None))),
+    "accept_open_network": ("accept_open_network", bool),
+    "network_model": ("network_model", bool),
+}
+
+
+def _from_record(run_id: str, text: str) -> tuple[ModelOptions, bool]:
+    """The options a run's record keeps; ArgumentError (``resume``) for a record this harness
+    did not write."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    bad = not isinstance(data, dict) or any(
+        not isinstance(data.get(key), kind) for key, (_, kind) in _RECORDED.items()
+    )
+    prices = data.get("prices") if isinstance(data, dict) else None
+    if prices is not None and not (
+        isinstance(prices, dict)
+        and isinstance(prices.get("path"), str)
+        and isinstance(prices.get("sha256"), (str, type(None)))
+    ):
+        bad = True
+    if bad:
+        raise ArgumentError(
+            f"run {run_id!r}: its record's model settings are not what trialbook writes there",
+            argument="resume",
+        )
+    assert isinstance(data, dict)
+    if prices is not None and _prices_digest(Path(prices["path"])) != prices["sha256"]:
+        raise ArgumentError(
+            f"prices: run {run_id!r} priced its calls by {prices['path']}, which has changed or "
+            "is gone since: its costs would not all come from one table (restore it, or start a "
+            "new run)",
+            argument="prices",
+        )
+    options = ModelOptions(
+        upstream=data["upstream"],
+        key_env=data["key_env"],
+        prices=Path(prices["path"]) if prices is not None else None,
+        max_cost_per_attempt=data["max_cost_per_attempt"],
+        max_tokens_per_attempt=data["max_tokens_per_attempt"],
+        accept_open_network=data["accept_open_network"],
+    )
+    return options, bool(data["network_model"])
+
+
+def resumed_model(
+    run_id: str, recorded: str | None, options: ModelOptions | None, network_model: bool
+) -> tuple[ModelOptions | None, bool]:
+    """A resume's gateway options: the record's (``recorded``), checked against any the caller
+    gave again (an ArgumentError names the one that differs). A record without them (no gateway,
+    or a run stored before schema 14) keeps what was given."""
+    if recorded is None:
+        return options, network_model
+    kept, kept_network = _from_record(run_id, recorded)
+    if network_model and not kept_network:
+        raise ArgumentError(
+            f'run {run_id!r} did not keep every task to the model gateway (network "model"): '
+            "resume it without --network model, or start a new run",
+            argument="network_model",
+        )
+    if options is not None:
+        given = dataclasses.replace(
+            options,
+            prices=options.prices.resolve() if options.prices is not None else None,
+            accept_open_network=options.accept_open_network or kept.accept_open_network,
+        )
+        for field in dataclasses.fields(ModelOptions):
+            if getattr(given, field.name) != getattr(kept, field.name):
+                name = {"upstream": "model_upstream", "key_env": "model_key_env"}.get(
+                    field.name, field.name
+                )
+                raise ArgumentError(
+                    f"{name}: run {run_id!r} reached its model with {name} "
+                    f"{getattr(kept, field.name)!r}, not {getattr(given, field.name)!r}: resume "
+                    "it with its own (leave the --model-* options out), or start a new run",
+                    argument=name,
+                )
+    return kept, kept_network
 
 
 def check_resume_model(ledger: Path, run_id: str, options: ModelOptions | None) -> None:

@@ -25,7 +25,7 @@ from trialbook.harness._environments import prepare_environments
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._feedback import stored_feedback
 from trialbook.harness._fs import remove_tree, unbound_notes
-from trialbook.harness._model import ModelGateway, model_gateway
+from trialbook.harness._model import ModelGateway, model_gateway, model_record, resumed_model
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
 from trialbook.harness._options import RunOptions, RunResult
 from trialbook.harness._plan import harness_stamp, hidden_paths, plan, templates
@@ -135,8 +135,17 @@ def _resolve(options: RunOptions) -> tuple[RunOptions, RunRecord | None]:
             argument="pass_env",
         )
     values = {name: values.get(name, os.environ.get(name, "")) for name in given.pass_env}
+    model, network_model = resumed_model(
+        record.run_id, record.model, options.model, options.network_model
+    )
     completed = dataclasses.replace(
-        options, suite=given.suite, agent=given.agent, sandbox=given.sandbox, pass_env=values
+        options,
+        suite=given.suite,
+        agent=given.agent,
+        sandbox=given.sandbox,
+        pass_env=values,
+        model=model,
+        network_model=network_model,
     )
     return completed, record
 
@@ -286,6 +295,7 @@ def _run(
                     "tasks": tuple(t.id for t in tasks),
                     "selection": selection.description,
                     "protocol": suite.protocol,
+                    "model": model_record(options.model, options.network_model),
                 },
             )
             store.create_run(record)
