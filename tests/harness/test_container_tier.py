@@ -372,11 +372,17 @@ def test_a_harbor_laid_out_task_is_judged_by_its_verifiers_reward(
         subprocess.run(engine.command("rmi", "--force", tag), capture_output=True, check=False)
 
 
-def test_a_task_that_needs_the_model_gateway_is_refused_by_the_container_tier(
-    tmp_path: Path,
+def test_where_no_network_namespace_can_be_made_a_model_task_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the gateway's relay does not reach a container yet: the task would have no model, or with
-    # a network of its own, everything
+    # the container joins a namespace the harness makes for the gateway's forwarder: a harness
+    # that may not make one (not root) is refused before the run, exit 2, nothing written
+    from trialbook.harness.sandbox import _forward
+
+    def refused(self: object, socket_path: str, port: object) -> None:
+        raise OSError("unshare(CLONE_NEWNET): Operation not permitted")
+
+    monkeypatch.setattr(_forward.Door, "__init__", refused)
     suite = make_suite(tmp_path / "suite", {"t": {"toml": [*IMAGE, 'network = "model"']}}, k=1)
     ledger = tmp_path / "runs.db"
     result = CliRunner().invoke(
@@ -385,5 +391,7 @@ def test_a_task_that_needs_the_model_gateway_is_refused_by_the_container_tier(
          "--model-upstream", "http://127.0.0.1:9", "--model-key-env", "HOME"],
     )  # fmt: skip
     assert result.exit_code == 2, result.output
-    assert 'sets network = "model"' in result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert "cannot make one here (unshare(CLONE_NEWNET): Operation not permitted)" in line
+    assert "run as root" in line
     assert not ledger.exists()

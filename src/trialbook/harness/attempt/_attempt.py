@@ -205,6 +205,7 @@ def _attempt(
         network=budget.network,
         container=spec.container,
         binds=binds,
+        gateway=spec.gateway,
         tmp_mb=budget.scratch_mb,
     )
     agent = run_sandboxed(

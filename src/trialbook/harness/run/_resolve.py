@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from trialbook.errors import ArgumentError
+from trialbook.harness.run._model import resumed_model
 from trialbook.harness.run._open import resumed
 from trialbook.harness.run._options import RunOptions
 from trialbook.ledger import LedgerStore, RunRecord
@@ -101,7 +102,16 @@ def resolve(options: RunOptions) -> tuple[RunOptions, RunRecord | None]:
             argument="pass_env",
         )
     values = {name: values.get(name, os.environ.get(name, "")) for name in given.pass_env}
+    model, network_model = resumed_model(
+        record.run_id, record.model, options.model, options.network_model
+    )
     completed = dataclasses.replace(
-        options, suite=given.suite, agent=given.agent, sandbox=given.sandbox, pass_env=values
+        options,
+        suite=given.suite,
+        agent=given.agent,
+        sandbox=given.sandbox,
+        pass_env=values,
+        model=model,
+        network_model=network_model,
     )
     return completed, record

@@ -19,7 +19,7 @@ from trialbook.errors import ArgumentError, HarnessError
 from trialbook.harness.attempt import stored_feedback
 from trialbook.harness.executors import Executor, LocalExecutor
 from trialbook.harness.run._driver import Driver, Planned, RunProgress, Tally
-from trialbook.harness.run._model import ModelGateway, model_gateway
+from trialbook.harness.run._model import ModelGateway, model_gateway, model_record
 from trialbook.harness.run._open import agent_digest, check_resume, new_record
 from trialbook.harness.run._options import RunOptions, RunResult
 from trialbook.harness.run._plan import harness_stamp, hidden_paths, plan, templates
@@ -320,6 +320,7 @@ def _new_run(
             "tasks": tuple(t.id for t in tasks),
             "selection": selection.description,
             "protocol": suite.protocol,
+            "model": model_record(options.model, options.network_model),
         },
     )
     store.create_run(record)

@@ -20,10 +20,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from trialbook.harness.sandbox._cancel import cancellable, cancelled
     from trialbook.harness.sandbox._cgroup import Cgroup, not_capped
-    from trialbook.harness.sandbox._container import LABEL_RUN, ContainerTarget, seed_workspace
+    from trialbook.harness.sandbox._container import (
+        LABEL_RUN,
+        ContainerTarget,
+        find_engine,
+        seed_workspace,
+    )
     from trialbook.harness.sandbox._env import base_env
     from trialbook.harness.sandbox._environments import prepare_environments
-    from trialbook.harness.sandbox._forward import RELAY_VAR, ensure_relay, forwarded
+    from trialbook.harness.sandbox._forward import RELAY_VAR, Door, ensure_relay, forwarded
     from trialbook.harness.sandbox._fs import (
         Free,
         agent_filled_the_disk,
@@ -63,6 +68,7 @@ __all__ = [
     "Captured",
     "Cgroup",
     "ContainerTarget",
+    "Door",
     "Free",
     "Limits",
     "Outcome",
@@ -79,6 +85,7 @@ __all__ = [
     "clean_stale_runs",
     "command_words",
     "ensure_relay",
+    "find_engine",
     "forwarded",
     "free_space",
     "limit_notes",
@@ -107,9 +114,11 @@ _LAZY = {
     "not_capped": "_cgroup",
     "ContainerTarget": "_container",
     "LABEL_RUN": "_container",
+    "find_engine": "_container",
     "seed_workspace": "_container",
     "base_env": "_env",
     "prepare_environments": "_environments",
+    "Door": "_forward",
     "RELAY_VAR": "_forward",
     "ensure_relay": "_forward",
     "forwarded": "_forward",

@@ -157,6 +157,9 @@ class ContainerSpec:
     env_names: tuple[str, ...] = ()
     """Variables passed by name: their values come from the engine's environment."""
     network: bool = False
+    network_ns: str | None = None
+    """A network namespace to join (``ns:PATH``, podman) instead of ``--network=none``: the model
+    gateway's forwarder listening in it (``_forward.Door``) is all the container can reach."""
     memory_mb: int | None = None
     cpus: float | None = None
     pids: int | None = 4096
@@ -290,6 +293,12 @@ def build_image(engine: Engine, dockerfile: Path, context: Path) -> str:
     return tag
 
 
+def _network_flag(spec: ContainerSpec) -> str:
+    if spec.network:
+        return "--network=bridge"
+    return f"--network=ns:{spec.network_ns}" if spec.network_ns else "--network=none"
+
+
 def run_argv(engine: Engine, spec: ContainerSpec, argv: Sequence[str]) -> list[str]:
     """The engine's command line that runs ``argv`` in a fresh container of ``spec``. No value of
     the environment is in it: ``--env NAME`` takes the value from the engine's own environment,
@@ -298,7 +307,7 @@ def run_argv(engine: Engine, spec: ContainerSpec, argv: Sequence[str]) -> list[s
         "run",
         "--rm",
         "--name", spec.name,
-        "--network=none" if not spec.network else "--network=bridge",
+        _network_flag(spec),
         "--cap-drop=all",
         "--security-opt=no-new-privileges",
         "--read-only",

@@ -70,6 +70,7 @@ def container_argv(
     env: Mapping[str, str],
     limits: Limits,
     check: str | None,
+    network_ns: str | None = None,
 ) -> list[str]:
     """The engine's command line for ``command`` in a fresh container of the task's image. Every
     host path the command is told of (the workspace, the io folder, the prompt, the oracle copy,
@@ -79,7 +80,8 @@ def container_argv(
     ``check`` not None (podman): the caller hands the status pipe in as stdin; the outer shell
     moves it to fd 3, which ``--preserve-fds 1`` passes into the container, where the shell moves
     it to ``STATUS_FD``, runs the start check, writes ``CONTAINER_STARTED`` and closes it before
-    the command runs."""
+    the command runs. ``network_ns``: the network namespace of the model gateway's forwarder,
+    which the container joins instead of having none."""
     target = spec.container
     if target is None:
         raise ValueError("the container tier needs the task's image (SandboxSpec.container)")
@@ -105,6 +107,7 @@ def container_argv(
             writable=writable,
             env_names=tuple(sorted(env)),
             network=spec.network,
+            network_ns=network_ns,
             memory_mb=target.memory_mb or limits.memory_mb,
             cpus=target.cpus,
             pids=limits.processes,

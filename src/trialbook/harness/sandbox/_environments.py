@@ -46,12 +46,6 @@ def prepare_environments(
                 argument="sandbox",
             )
         return {}
-    if model := [t.id for t in tasks if t.model]:
-        raise ArgumentError(
-            f'task {model[0]} sets network = "model": the model gateway does not yet reach the '
-            "container tier (use --sandbox bwrap)",
-            argument="sandbox",
-        )
     bare = [t.id for t in tasks if t.environment is None]
     if bare:
         raise ArgumentError(

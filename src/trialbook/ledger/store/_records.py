@@ -80,6 +80,10 @@ class RunRecord:
     protocol: str | None = None
     """How the run's attempts were made: ``independent``, ``repair`` or ``human-selected``; None:
     not recorded (a run stored before schema 10)."""
+    model: str | None = None
+    """The run's model gateway settings, a JSON object the harness writes and reads (upstream,
+    the key's variable name, prices path and digest, budgets; docs/gateway.md, "In a run"); None:
+    no gateway, or a run stored before schema 14."""
 
     @property
     def provenance(self) -> Provenance | None:
