@@ -91,7 +91,7 @@ def test_a_hidden_folder_the_command_names_is_neither_shown_nor_covered(tmp_path
 
 
 def test_a_long_stream_is_kept_as_its_head_and_tail() -> None:
-    from trialbook.harness.sandbox._process import Captured
+    from trialbook.harness.sandbox._captured import Captured
 
     captured = Captured()
     try:

@@ -2,11 +2,12 @@
 
 The tiers (``_sandbox``: process, bwrap; ``_container`` and ``_container_wrap``: podman or docker,
 each task's image made ready by ``_environments``), the command runner that enforces the wall-clock
-timeout and leaves no process behind (``_process``, ``_sweep``, ``_cgroup``, ``_limits``,
-``_cancel``), which program a command starts and whether the tier shows it (``_programs``), the file
-system of an attempt (``_fs``), a run's scratch folder, its watchdog and the clearing of what killed
-harnesses left (``_scratch``, ``_watchdog``, ``_stamp``), the environment every command starts from
-(``_env``) and the model gateway's door inside a sandbox (``_forward``, run by its path).
+timeout and leaves no process behind (``_process``, its raw output in ``_captured``, ``_sweep``,
+``_cgroup``, ``_limits``, ``_cancel``), which program a command starts and whether the tier shows it
+(``_programs``), the file system of an attempt (``_fs``), a run's scratch folder, its watchdog and
+the clearing of what killed harnesses left (``_scratch``, ``_watchdog``, ``_stamp``), the
+environment every command starts from (``_env``) and the model gateway's door inside a sandbox
+(``_forward``, run by its path).
 
 It imports no other room of the harness. Exports load lazily, so that the run's watchdog
 (``python -m trialbook.harness.sandbox._watchdog``) starts without importing the rest of the room.
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from trialbook.harness.sandbox._cancel import cancellable, cancelled
+    from trialbook.harness.sandbox._captured import Captured
     from trialbook.harness.sandbox._cgroup import Cgroup, not_capped
     from trialbook.harness.sandbox._container import (
         LABEL_RUN,
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
         remove_tree,
         unbound_notes,
     )
-    from trialbook.harness.sandbox._process import NOT_STARTED, Captured, Outcome, run_sandboxed
+    from trialbook.harness.sandbox._process import NOT_STARTED, Outcome, run_sandboxed
     from trialbook.harness.sandbox._programs import check_agent, check_grader, command_words
     from trialbook.harness.sandbox._sandbox import (
         Limits,
@@ -129,7 +131,7 @@ _LAZY = {
     "mount_bound": "_fs",
     "remove_tree": "_fs",
     "unbound_notes": "_fs",
-    "Captured": "_process",
+    "Captured": "_captured",
     "NOT_STARTED": "_process",
     "Outcome": "_process",
     "run_sandboxed": "_process",
