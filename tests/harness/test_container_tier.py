@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import make_suite
-from tests.harness._containers import BASE, container_engine
+from tests.harness._containers import BASE, container_engine, untag
 from trialbook.cli import main
 from trialbook.errors import LedgerError
 from trialbook.harness import RunOptions, run_suite
@@ -195,7 +195,19 @@ def test_an_image_that_cannot_be_had_is_refused_before_the_run(
     engine: ct.Engine, tmp_path: Path
 ) -> None:
     missing = f"localhost/trialbook-no-such-image:{uuid.uuid4().hex[:8]}"
-    suite = make_suite(tmp_path / "suite", {"t": {"toml": [f'image = "{missing}"']}}, k=1)
+    suite = make_suite(
+        tmp_path / "suite", {"t": {"toml": [f'image = "{missing}"']}}, k=1, freeze=False
+    )
+    # the freeze records the image by its digest: without the image there is nothing to record
+    frozen = CliRunner().invoke(main, ["suite", "freeze", str(suite)])
+    assert frozen.exit_code == 2, frozen.output
+    assert f"task t: podman has no image {missing} to record by its digest" in frozen.stderr
+    # frozen while it was there, gone before the run: refused before the run, nothing written
+    subprocess.run(engine.command("tag", BASE, missing), check=True, capture_output=True)
+    try:
+        assert CliRunner().invoke(main, ["suite", "freeze", str(suite)]).exit_code == 0
+    finally:
+        untag(engine, missing)
     ledger = tmp_path / "runs.db"
     result = CliRunner().invoke(
         main,
@@ -204,6 +216,7 @@ def test_an_image_that_cannot_be_had_is_refused_before_the_run(
     assert result.exit_code == 2, result.output
     assert "task t:" in result.stderr
     assert missing in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
     assert not ledger.exists()
 
 
