@@ -243,3 +243,57 @@ def test_the_context_digest_follows_content_mode_and_names(tmp_path: Path) -> No
     assert moded != first
     (context / "run.sh").rename(context / "go.sh")
     assert ct.context_digest(context, context / "Dockerfile") not in (first, moded)
+
+
+def test_the_images_files_are_copied_out_once_per_image_and_then_per_attempt_from_the_scratch(
+    engine: ct.Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = ct.ContainerTarget(engine, BASE, workdir="/etc")
+    calls: list[Path] = []
+    copy_out = ct._copy_out
+
+    def counted(t: ct.ContainerTarget, folder: Path) -> None:
+        calls.append(folder)
+        copy_out(t, folder)
+
+    monkeypatch.setattr(ct, "_copy_out", counted)
+    cache = tmp_path / "scratch"
+    workspaces = [tmp_path / f"w{i}" for i in range(4)]
+    for w in workspaces:
+        w.mkdir()
+    import threading
+
+    threads = [
+        threading.Thread(target=ct.seed_workspace, args=(target, w, cache)) for w in workspaces
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1  # four attempts starting at once: one copy out of the image
+
+    # each workspace as the engine itself copies it out: names, modes, owners and links
+    direct = tmp_path / "direct"
+    direct.mkdir()
+    copy_out(target, direct)
+
+    def listing(root: Path) -> list[tuple[str, int, int, str | None]]:
+        out = []
+        for p in sorted(root.rglob("*")):
+            st = p.lstat()
+            link = os.readlink(p) if p.is_symlink() else None
+            out.append((str(p.relative_to(root)), st.st_mode, st.st_uid, link))
+        return out
+
+    expected = listing(direct)
+    assert len(expected) > 50  # /etc of a Debian system
+    assert any(link is not None for *_, link in expected)
+    for w in workspaces:
+        assert listing(w) == expected
+    # an attempt changes its own copy only: the next starts from the image's files again
+    (workspaces[0] / "hostname").write_text("changed\n")
+    again = tmp_path / "again"
+    again.mkdir()
+    ct.seed_workspace(target, again, cache)
+    assert len(calls) == 1
+    assert listing(again) == expected

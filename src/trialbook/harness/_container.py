@@ -25,6 +25,7 @@ import resource
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -102,10 +103,49 @@ class ContainerTarget:
     """The verdict is the reward file the verifier writes in /logs/verifier (harness/_reward.py)."""
 
 
-def seed_workspace(target: ContainerTarget, workspace: Path) -> None:
+def seed_workspace(target: ContainerTarget, workspace: Path, cache: Path | None = None) -> None:
     """Copy the image's files at ``target.workdir`` into the (empty) host ``workspace``: an
     attempt's workspace starts as the task's environment made it. OSError with the engine's last
-    line when the image has no such folder or the copy fails (a harness error)."""
+    line when the image has no such folder or the copy fails (a harness error).
+
+    ``cache``: a folder of the run's own (the attempts' scratch), where the image's files are
+    copied out once per image and folder (a container created for it, ``cp`` out of it, removed:
+    a fraction of a second) and each attempt's workspace copied from there, owners, modes and
+    links as they were."""
+    assert target.workdir is not None
+    if cache is None:
+        _copy_out(target, workspace)
+        return
+    key = hashlib.sha256(f"{target.image}\0{target.workdir}".encode()).hexdigest()[:24]
+    kept = cache / f"seed-{key}"
+    with _SEEDING_LOCK:
+        lock = _SEEDING.setdefault(key, threading.Lock())
+    with lock:  # one copy out per image, however many attempts start at once
+        if not kept.is_dir():
+            cache.mkdir(parents=True, exist_ok=True)
+            partial = Path(tempfile.mkdtemp(prefix=f"seed-{key}.", dir=cache))
+            try:
+                _copy_out(target, partial)
+                os.rename(partial, kept)
+            except OSError:
+                shutil.rmtree(partial, ignore_errors=True)
+                if not kept.is_dir():  # not another process's copy that came first
+                    raise
+    copied = subprocess.run(
+        ["cp", "-a", "--", f"{kept}/.", str(workspace)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if copied.returncode != 0:
+        raise OSError(f"the image's files could not be copied into the workspace: "
+                      f"{_tail(copied.stderr)}")  # fmt: skip
+
+
+_SEEDING: dict[str, threading.Lock] = {}
+_SEEDING_LOCK = threading.Lock()
+
+
+def _copy_out(target: ContainerTarget, folder: Path) -> None:
+    """The image's files at ``target.workdir``, copied into ``folder`` by the engine."""
     assert target.workdir is not None
     engine = target.engine
     created = subprocess.run(
@@ -119,7 +159,7 @@ def seed_workspace(target: ContainerTarget, workspace: Path) -> None:
     cid = created.stdout.strip()
     try:
         copied = subprocess.run(
-            engine.command("cp", f"{cid}:{target.workdir.rstrip('/')}/.", str(workspace)),
+            engine.command("cp", f"{cid}:{target.workdir.rstrip('/')}/.", str(folder)),
             capture_output=True, text=True, check=False, timeout=_PROBE_TIMEOUT_S,
         )  # fmt: skip
         if copied.returncode != 0:
