@@ -89,6 +89,28 @@ if [ -n "$found" ]; then cp "$found" answer; else echo guess > answer; fi""",
     assert _left(engine, result.run_id) == []
 
 
+def test_the_run_record_names_what_of_the_host_the_agents_container_shows(
+    engine: ct.Engine, tmp_path: Path
+) -> None:
+    from trialbook.ledger import LedgerStore
+
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    agent = _agent(agents, "ls $(dirname $0) > seen.txt")
+    suite = make_suite(
+        tmp_path / "suite", {"t": {"toml": IMAGE, "grader": "cat seen.txt; test -s seen.txt"}}, k=1
+    )
+    ledger = tmp_path / "runs.db"
+    result = run_suite(RunOptions(suite=suite, agent=agent, ledger=ledger, sandbox="container"))
+    with LedgerStore(ledger) as store:
+        status = store.run(result.run_id)
+    assert status is not None
+    assert status.record.agent_mounts == (str(agents),)  # the folder of its script, read-only
+    assert f"the agent's container shows, read-only: {agents}" in result.notes
+    (row,) = _rows(ledger)
+    assert row["status"] == "passed", row
+
+
 def test_what_the_agent_saw_from_inside(engine: ct.Engine, tmp_path: Path) -> None:
     # the same view, reported through the grader's stdout (the grader prints the agent's files)
     secret = f"oracle-{uuid.uuid4().hex}"

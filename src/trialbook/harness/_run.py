@@ -19,6 +19,7 @@ from pathlib import Path
 from trialbook.errors import ArgumentError, HarnessError
 from trialbook.harness._cgroup import Cgroup, not_capped
 from trialbook.harness._container import ContainerTarget
+from trialbook.harness._container_wrap import agent_files
 from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
 from trialbook.harness._env import base_env
 from trialbook.harness._environments import prepare_environments
@@ -270,6 +271,13 @@ def _run(
     transcripts_root = options.ledger.parent / f"{options.ledger.stem}.transcripts"
     options.ledger.parent.mkdir(parents=True, exist_ok=True)
     harness_version = f"trialbook {version('trialbook')}"
+    mounts: tuple[str, ...] = ()
+    if tier == "container":  # what of the host its container shows the agent: its own files
+        hidden = (suite.root.resolve(), options.ledger.resolve(), transcripts_root.resolve())
+        env = base_env(options.pass_env)
+        mounts = tuple(str(p) for p in agent_files(options.agent, env, hidden))
+        if mounts:
+            notes.append(f"the agent's container shows, read-only: {', '.join(mounts)}")
     with LedgerStore(options.ledger) as store:
         if prior is None:
             record = new_record(
@@ -296,6 +304,7 @@ def _run(
                     "selection": selection.description,
                     "protocol": suite.protocol,
                     "model": model_record(options.model, options.network_model),
+                    "agent_mounts": mounts,
                 },
             )
             store.create_run(record)
