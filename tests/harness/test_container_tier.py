@@ -242,6 +242,23 @@ def test_an_image_that_cannot_be_had_is_refused_before_the_run(
     assert not ledger.exists()
 
 
+def test_a_named_image_without_the_tasks_workdir_is_refused_before_the_run(
+    engine: ct.Engine, tmp_path: Path
+) -> None:
+    suite = make_suite(
+        tmp_path / "suite", {"t": {"toml": [*IMAGE, 'workdir = "/no/such/folder"']}}, k=1
+    )
+    ledger = tmp_path / "runs.db"
+    result = CliRunner().invoke(
+        main,
+        ["run", str(suite), "--agent", "true", "--ledger", str(ledger), "--sandbox", "container"],
+    )
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert f"task t: its image {BASE} has no folder /no/such/folder" in line
+    assert not ledger.exists()
+
+
 def test_a_dockerfile_task_runs_in_its_built_image_and_its_context_is_in_the_lock(
     engine: ct.Engine, tmp_path: Path
 ) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "context_digest",
     "engine_for",
     "find_engine",
+    "missing_folder",
     "network_problem",
     "remove_containers",
     "run_argv",
@@ -347,6 +348,23 @@ def engine_for(requested: str | None, image: str) -> Engine:
         f"{name} cannot run a container of {image!r} here: {first} ({advice})",
         argument="container_engine",
     )
+
+
+@cache
+def missing_folder(engine: Engine, image: str, folder: str) -> str | None:
+    """Why ``folder`` is not a folder of ``image`` (None: it is one). A trivial container."""
+    argv = engine.command(
+        "run", "--rm", "--network=none", *engine.run_args, image, "test", "-d", folder
+    )
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if done.returncode == 0:
+        return None
+    return _tail(done.stderr) if done.stderr.strip() else "not a folder there"
 
 
 @cache
