@@ -81,8 +81,8 @@ def prepare_environments(
             )
         settings = by_id[task_id].container or ContainerSettings()
         # a Dockerfile's WORKDIR makes its folder; a named image may lack it
-        named = settings.workdir is not None and by_id[task_id].dockerfile is None
-        if named and settings.workdir and (why := missing_folder(engine, image, settings.workdir)):
+        by_name = settings.workdir is not None and by_id[task_id].dockerfile is None
+        if by_name and settings.workdir and (why := missing_folder(engine, image, settings.workdir)):
             raise ArgumentError(
                 f"task {task_id}: its image {image} has no folder {settings.workdir} to start "
                 f"the workspace from ({why})",
