@@ -12,7 +12,7 @@ Harbor names one), and files move by ``podman cp``. Nothing is bind-mounted: Har
 
 The engine flags this machine needs (``--runtime runc``, ``--ulimit``) are not guessed here: the
 caller passes the ones trialbook's own engine probe found (``global_args``, ``run_args`` in
-``environment.kwargs``).
+``environment.kwargs``), and ``label``, the value of the images' ``LABEL``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ from harbor.models.task.config import NetworkMode
 __all__ = ["PodmanCliEnvironment"]
 
 _KEEP_ALIVE = ("sh", "-c", "sleep infinity")
+LABEL = "trialbook.harbor-parity"
+"""The label of the images built here (its value from ``environment.kwargs["label"]``), by which
+the caller removes them."""
 
 
 class PodmanCliEnvironment(BaseEnvironment):
@@ -43,11 +46,13 @@ class PodmanCliEnvironment(BaseEnvironment):
         global_args: list[str] | None = None,
         run_args: list[str] | None = None,
         engine: str = "podman",
+        label: str | None = None,
         **kwargs: Any,
     ) -> None:
         self._engine = engine
         self._global_args = list(global_args or [])
         self._run_args = list(run_args or [])
+        self._label = label
         self._container: str | None = None
         super().__init__(*args, **kwargs)
 
@@ -123,8 +128,9 @@ class PodmanCliEnvironment(BaseEnvironment):
         async with lock:
             exists = await self._podman("image", "exists", tag, check=False)
             if exists.return_code != 0:
+                labels = ["--label", f"{LABEL}={self._label}"] if self._label else []
                 await self._podman(
-                    "build", "--network=none", "-t", tag, "-f", str(self._dockerfile),
+                    "build", "--network=none", *labels, "-t", tag, "-f", str(self._dockerfile),
                     str(self.environment_dir),
                 )  # fmt: skip
         return tag

@@ -4,7 +4,7 @@ Run by the Harbor venv's Python (``make harbor-venv``: ``.venv-harbor/bin/python
 trialbook's::
 
     .venv-harbor/bin/python tests/harbor/run_harbor.py DATASET JOBS_DIR --k 3 \\
-        --engine-args '{"global_args": ["--runtime", "runc"], "run_args": []}'
+        --engine-args '{"global_args": ["--runtime", "runc"], "run_args": [], "label": "x"}'
 
 Every task runs with Harbor's ``oracle`` and ``nop`` agents, k attempts each (``n_attempts``), in
 :class:`podman_environment.PodmanCliEnvironment` (named by import path, Harbor itself unpatched);
@@ -110,7 +110,9 @@ def main() -> None:
     parser.add_argument("--jobs-n", type=int, default=2, help="n_concurrent_trials per job")
     parser.add_argument("--sleeper", metavar="TASK", help="also run the sleeper on TASK")
     parser.add_argument(
-        "--engine-args", default="{}", help='JSON {"global_args": [...], "run_args": [...]}'
+        "--engine-args",
+        default="{}",
+        help='JSON {"global_args": [...], "run_args": [...], "label": ...}',
     )
     args = parser.parse_args()
     with contextlib.redirect_stdout(sys.stderr):  # Harbor's progress lines: stdout is the JSON

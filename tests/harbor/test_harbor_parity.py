@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -77,7 +78,14 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     engine = container_engine()
     root = tmp_path_factory.mktemp("parity")
     dataset = _write(root / "dataset", TASKS)
-    flags = {"global_args": list(engine.global_args), "run_args": list(engine.run_args)}
+    # the images of this run are its own: the same dataset elsewhere (test_harbor_dataset.py, another
+    # checkout's run of this test) builds the same tags and removes them when it ends. A file in
+    # each build context that no Dockerfile copies makes them this run's.
+    run = uuid.uuid4().hex
+    for context in dataset.glob("*/environment"):
+        (context / ".parity-run").write_text(run + "\n")
+    flags = {"global_args": list(engine.global_args), "run_args": list(engine.run_args),
+             "label": run}  # fmt: skip
     # Harbor runs beside trialbook (its own process, the same engine)
     harbor = subprocess.Popen(
         [str(python), str(HERE / "run_harbor.py"), str(dataset), str(root / "harbor-jobs"),
@@ -104,17 +112,17 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             harbor.wait()
     assert harbor.returncode == 0, err[-3000:]
     yield {"harbor": json.loads(out), "trialbook": ours}
-    _remove_images(engine, root / "suite")
+    _remove_images(engine, root / "suite", run)
 
 
-def _remove_images(engine: ct.Engine, suite: Path) -> None:
+def _remove_images(engine: ct.Engine, suite: Path, run: str) -> None:
     tags = [f"localhost/trialbook-env:{ct.context_digest(t.dockerfile.parent, t.dockerfile)[:32]}"
             for t in load_suite(suite).tasks if t.dockerfile is not None]  # fmt: skip
-    listed = subprocess.run(
-        engine.command("images", "--format", "{{.Repository}}:{{.Tag}}"),
+    harbors = subprocess.run(
+        engine.command("images", "--quiet", "--filter", f"label=trialbook.harbor-parity={run}"),
         capture_output=True, text=True, check=False,
     )  # fmt: skip
-    tags += [t for t in listed.stdout.split() if t.startswith("localhost/harbor-parity-env:")]
+    tags += harbors.stdout.split()
     for tag in tags:
         subprocess.run(engine.command("rmi", "--force", tag), capture_output=True, check=False)
 
