@@ -31,8 +31,8 @@ __all__ = ["PodmanCliEnvironment"]
 
 _KEEP_ALIVE = ("sh", "-c", "sleep infinity")
 LABEL = "trialbook.harbor-parity"
-"""The label of the images built here (its value from ``environment.kwargs["label"]``), by which
-the caller removes them."""
+"""The label of the images built and the containers started here (its value from
+``environment.kwargs["label"]``), by which the caller removes what a killed Harbor left."""
 
 
 class PodmanCliEnvironment(BaseEnvironment):
@@ -139,6 +139,8 @@ class PodmanCliEnvironment(BaseEnvironment):
         image = await self._image()
         name = f"harbor-parity-{self.session_id}".lower().replace("_", "-")[:120]
         args = ["run", "-d", "--name", name, "--network=none", *self._run_args]
+        if self._label:
+            args += ["--label", f"{LABEL}={self._label}"]
         if self.task_env_config.cpus:
             args += ["--cpus", str(self.task_env_config.cpus)]
         if self.task_env_config.memory_mb:

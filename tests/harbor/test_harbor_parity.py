@@ -44,6 +44,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 K = 3
 TIMEOUT_TASK = "slow"
+LABEL = "trialbook.harbor-parity"
+"""podman_environment.LABEL (that module imports Harbor, which is not installed here)."""
 AGENTS = {"oracle": "oracle", "noop": "nop", "sleeper": "sleeper"}
 """trialbook's agent -> Harbor's agent of the same behaviour."""
 
@@ -107,19 +109,30 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         }
         out, err = harbor.communicate(timeout=240)
     finally:
-        if harbor.poll() is None:
+        if harbor.poll() is None:  # trialbook's side failed, or Harbor hangs: its trials go too
             harbor.kill()
-            harbor.wait()
+            harbor.communicate()
+            _remove_containers(engine, run)
     assert harbor.returncode == 0, err[-3000:]
     yield {"harbor": json.loads(out), "trialbook": ours}
     _remove_images(engine, root / "suite", run)
+
+
+def _remove_containers(engine: ct.Engine, run: str) -> None:
+    listed = subprocess.run(
+        engine.command("ps", "--all", "--quiet", "--filter", f"label={LABEL}={run}"),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    for container in listed.stdout.split():
+        subprocess.run(engine.command("rm", "--force", "--time", "0", container),
+                       capture_output=True, check=False)  # fmt: skip
 
 
 def _remove_images(engine: ct.Engine, suite: Path, run: str) -> None:
     tags = [f"localhost/trialbook-env:{ct.context_digest(t.dockerfile.parent, t.dockerfile)[:32]}"
             for t in load_suite(suite).tasks if t.dockerfile is not None]  # fmt: skip
     harbors = subprocess.run(
-        engine.command("images", "--quiet", "--filter", f"label=trialbook.harbor-parity={run}"),
+        engine.command("images", "--quiet", "--filter", f"label={LABEL}={run}"),
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     tags += harbors.stdout.split()
