@@ -57,14 +57,22 @@ clean:
 
 # The container tier's base image (localhost/trialbook-base:bookworm), which a task's Dockerfile can
 # start FROM: Debian bookworm's minimal system by debootstrap (from its default mirror), imported
-# into podman. Needs root, podman and debootstrap; does nothing when the image exists.
+# into podman. Needs root, podman and debootstrap; does nothing when the image exists. Beside it, the
+# same system with Python 3 (localhost/trialbook-python:bookworm), where the tests run real model
+# clients (the openai and anthropic packages) as agents in the container tier.
 BASE_IMAGE := localhost/trialbook-base:bookworm
+PYTHON_IMAGE := localhost/trialbook-python:bookworm
 base-image:
 	@if podman image exists $(BASE_IMAGE) 2>/dev/null; then echo "$(BASE_IMAGE): present"; else \
 		rootfs=$$(mktemp -d /var/tmp/trialbook-rootfs.XXXXXX) && \
 		debootstrap --variant=minbase bookworm "$$rootfs" >/dev/null && \
 		tar -C "$$rootfs" -c . | podman import - $(BASE_IMAGE) >/dev/null && \
 		rm -rf "$$rootfs" && echo "$(BASE_IMAGE): built"; fi
+	@if podman image exists $(PYTHON_IMAGE) 2>/dev/null; then echo "$(PYTHON_IMAGE): present"; else \
+		rootfs=$$(mktemp -d /var/tmp/trialbook-rootfs.XXXXXX) && \
+		debootstrap --variant=minbase --include=python3 bookworm "$$rootfs" >/dev/null && \
+		tar -C "$$rootfs" -c . | podman import - $(PYTHON_IMAGE) >/dev/null && \
+		rm -rf "$$rootfs" && echo "$(PYTHON_IMAGE): built"; fi
 
 # Harbor 0.25.0 itself, in its own venv (it needs Python 3.12): tests/harbor/test_harbor_parity.py
 # runs the same Harbor dataset through it and through trialbook and compares the verdicts. The

@@ -13,22 +13,31 @@ import pytest
 from trialbook.harness import _container as ct
 
 BASE = "localhost/trialbook-base:bookworm"
+PYTHON = "localhost/trialbook-python:bookworm"
+"""The base system with Debian's Python 3 (``make base-image`` builds both)."""
 
-__all__ = ["BASE", "container_engine"]
+__all__ = ["BASE", "PYTHON", "container_engine", "untag"]
 
 
-def container_engine() -> ct.Engine:
-    """The engine that runs containers of ``BASE`` here (fails under CI, else skips, without)."""
+def container_engine(image: str = BASE) -> ct.Engine:
+    """The engine that runs containers of ``image`` here (fails under CI, else skips, without)."""
     why = None
     if shutil.which("podman") is None and shutil.which("docker") is None:
         why = "no container engine (podman or docker) is installed"
     else:
         name, exe = ct.find_engine()
-        exists = subprocess.run([exe, "image", "inspect", BASE], capture_output=True, check=False)
+        exists = subprocess.run([exe, "image", "inspect", image], capture_output=True, check=False)
         if exists.returncode != 0:
-            why = f"{name} has no image {BASE} (make base-image builds it with debootstrap)"
+            why = f"{name} has no image {image} (make base-image builds it with debootstrap)"
     if why is not None:
         if os.environ.get("CI"):
             pytest.fail(f"the container tier's tests must run under CI: {why}")
         pytest.skip(why)
-    return ct.engine_for(None, BASE)
+    return ct.engine_for(None, image)
+
+
+def untag(engine: ct.Engine, name: str) -> None:
+    """Take the name ``name`` off its image, and only that name (``podman untag IMAGE`` alone
+    would take every name off the image, the base image's own with it)."""
+    argv = ("untag", name, name) if engine.name == "podman" else ("rmi", name)
+    subprocess.run(engine.command(*argv), capture_output=True, check=True)

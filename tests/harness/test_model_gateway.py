@@ -212,33 +212,67 @@ def test_a_provider_failure_before_a_failed_attempt_is_an_infra_error(
     assert row["status"] == "infra_error"
     assert row["error"].startswith("model provider failed: 1 (500); the attempt then failed")
     assert row["lost"] is True
-    # a resume runs it again, as a recorded re-run (retry 1)
-    result = run_suite(
-        RunOptions(
-            suite=None,
-            agent=None,
-            ledger=tmp_path / "out" / "ledger.db",
-            resume=row["run_id"],
-            pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
-            model=ModelOptions(upstream=upstream.url, key_env=KEY_ENV, accept_open_network=True),
+    ledger = tmp_path / "out" / "ledger.db"
+    port = {"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]}
+
+    def resume(**model: Any) -> Any:
+        return run_suite(
+            RunOptions(
+                suite=None, agent=None, ledger=ledger, resume=row["run_id"], pass_env=port, **model
+            )
         )
-    )
-    assert result.reruns == 1
-    with pytest.raises(ArgumentError, match="reached its model through the gateway"):
-        run_suite(  # without the gateway, its agents would run with no model at all
+
+    # given again, each setting must be the run's own: one that differs is refused by its name
+    other = ModelOptions(upstream=upstream.url + "/x", key_env=KEY_ENV, accept_open_network=True)
+    with pytest.raises(ArgumentError, match=r"model_upstream: run .* reached its model with") as e:
+        resume(model=other)
+    assert e.value.argument == "model_upstream"
+    # a resume without the --model-* options reaches the model as the run did (its record keeps
+    # them), and runs the lost attempt again as a recorded re-run (retry 1)
+    assert resume().reruns == 1
+    rows = sorted(ledger_rows(read_ledger(ledger)), key=lambda r: r["retry"] or 0)
+    assert [r["retry"] or 0 for r in rows] == [0, 1]
+    assert rows[1]["model_calls"] == 1  # the re-run went through the gateway too
+    assert rows[1]["cost"] is not None  # priced by the run's own table
+
+
+def test_a_resume_refuses_a_price_table_changed_since_the_run(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    [row] = _run(tmp_path, upstream, ["fail"], monkeypatch)
+    (tmp_path / "prices.toml").write_text("[models.m]\ninput = 1\noutput = 1\n")
+    with pytest.raises(ArgumentError, match=r"prices: run .* has changed or is gone") as e:
+        run_suite(
             RunOptions(
                 suite=None,
                 agent=None,
                 ledger=tmp_path / "out" / "ledger.db",
                 resume=row["run_id"],
+                pass_env={"UPSTREAM_PORT": "1"},
+            )
+        )
+    assert e.value.argument == "prices"
+
+
+def test_a_run_recorded_before_schema_14_resumes_only_given_its_gateway(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trialbook.harness import _run as run_module
+
+    # as an older trialbook recorded it: no model settings on the run's record
+    monkeypatch.setattr(run_module, "model_record", lambda options, network_model: None)
+    [row] = _run(tmp_path, upstream, ["fail"], monkeypatch)
+    ledger = tmp_path / "out" / "ledger.db"
+    with pytest.raises(ArgumentError, match="reached its model through the gateway"):
+        run_suite(  # without the gateway, its agents would run with no model at all
+            RunOptions(
+                suite=None,
+                agent=None,
+                ledger=ledger,
+                resume=row["run_id"],
                 pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
             )
         )
-    rows = sorted(
-        ledger_rows(read_ledger(tmp_path / "out" / "ledger.db")), key=lambda r: r["retry"] or 0
-    )
-    assert [r["retry"] or 0 for r in rows] == [0, 1]
-    assert rows[1]["model_calls"] == 1  # the re-run went through the gateway too
 
 
 def test_past_its_budget_an_attempt_is_refused_and_its_row_says_budget(

@@ -652,16 +652,20 @@ def test_a_fixture_with_a_symbolic_link_is_refused_before_either_executor_runs(
 def _tiers_here() -> list[Any]:
     from tests.harness.test_run import _tier_param
 
-    return [_tier_param("process"), _tier_param("bwrap")]
+    return [_tier_param("process"), _tier_param("bwrap"), "container"]
 
 
 @pytest.mark.parametrize("tier", _tiers_here())
 def test_attempts_on_the_cluster_reach_the_drivers_model_gateway(
     cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tier: str
 ) -> None:
-    """Each attempt, on whichever node, calls the model through the driver's gateway (bwrap: by a
-    relay its worker keeps on its node, docs/gateway.md); the rows carry the gateway's figures."""
+    """Each attempt, on whichever node, calls the model through the driver's gateway (bwrap and
+    container: by a relay its worker keeps on its node, docs/gateway.md); the rows carry the
+    gateway's figures, and once the run is over the relays are gone."""
+    import openai
+
     from tests.gateway.fake import FakeUpstream, Script
+    from tests.harness._containers import PYTHON, container_engine
     from trialbook.harness import ModelOptions
     from trialbook.ledger import ledger_rows, read_ledger
 
@@ -670,11 +674,17 @@ def test_attempts_on_the_cluster_reach_the_drivers_model_gateway(
         "openai.OpenAI(max_retries=0).chat.completions.create(model='m', messages=[])\n"
         "open('ok', 'w').write('done')\n"
     )
+    agent, extra = "python agent.py", ""
+    if tier == "container":  # the clients of this test's own site-packages, in the Python image
+        container_engine(PYTHON)
+        site = Path(openai.__file__).resolve().parents[1]
+        agent, extra = f"PYTHONPATH={site} python3 agent.py", f'image = "{PYTHON}"\n'
     suite = make_suite(
         tmp_path / "suite",
         {f"t{i}": {"grader": "test -f ok", "fixture": {"agent.py": agent_py}} for i in range(4)},
         k=1,
         timeout_s=60,
+        extra=extra,
     )
     monkeypatch.setenv("TB_TEST_RAY_KEY", "sk-real-ray-key-" + "Q" * 20)
     relays = set(Path(tempfile.gettempdir()).glob("tb-gw-relay-*"))
@@ -683,7 +693,7 @@ def test_attempts_on_the_cluster_reach_the_drivers_model_gateway(
         result = run_suite(
             RunOptions(
                 suite=suite,
-                agent="python agent.py",
+                agent=agent,
                 ledger=tmp_path / "ledger.db",
                 system="gw",
                 jobs=2,
@@ -696,12 +706,18 @@ def test_attempts_on_the_cluster_reach_the_drivers_model_gateway(
                 ),
             )
         )
+        made = set(Path(tempfile.gettempdir()).glob("tb-gw-relay-*")) - relays
     finally:
         upstream.stop()
-        made = set(Path(tempfile.gettempdir()).glob("tb-gw-relay-*")) - relays
-        for folder in made:  # the workers' relays outlive the run (docs/gateway.md)
-            shutil.rmtree(folder, ignore_errors=True)
-    assert bool(made) == (tier == "bwrap"), "a bwrap attempt went through no relay"
+    assert bool(made) == (tier != "process"), "a sandboxed attempt went through no relay"
+    # a relay stops once its gateway refuses a connection (the run is over): it asks every 2 s
+    deadline = time.monotonic() + 30
+    while any(folder.exists() for folder in made) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = [folder for folder in made if folder.exists()]
+    for folder in left:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert not left, "a relay outlived its run's gateway"
     rows = list(ledger_rows(read_ledger(tmp_path / "ledger.db")))
     assert result.written == 4
     s = upstream.script

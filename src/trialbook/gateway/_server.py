@@ -9,6 +9,7 @@ once it listens (on 127.0.0.1 at an ephemeral port, and on a unix socket when a 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import threading
 from collections.abc import Callable
@@ -17,6 +18,18 @@ from pathlib import Path
 from aiohttp import web
 
 __all__ = ["ServerThread"]
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's event loop where it is installed (the ``gateway`` extra), else asyncio's."""
+    if os.environ.get("TRIALBOOK_GATEWAY_LOOP") != "asyncio":
+        try:
+            import uvloop
+        except ImportError:
+            pass
+        else:
+            return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
 
 
 class ServerThread:
@@ -59,7 +72,7 @@ class ServerThread:
             raise self._error
 
     def _serve(self) -> None:
-        loop = asyncio.new_event_loop()
+        loop = _new_loop()
         self._loop = loop
         asyncio.set_event_loop(loop)
         try:

@@ -22,6 +22,7 @@ from trialbook.harness._container import (
     build_image,
     engine_for,
     find_engine,
+    missing_folder,
     network_problem,
 )
 from trialbook.harness._sandbox import Tier
@@ -46,12 +47,6 @@ def prepare_environments(
                 argument="sandbox",
             )
         return {}
-    if model := [t.id for t in tasks if t.model]:
-        raise ArgumentError(
-            f'task {model[0]} sets network = "model": the model gateway does not yet reach the '
-            "container tier (use --sandbox bwrap)",
-            argument="sandbox",
-        )
     bare = [t.id for t in tasks if t.environment is None]
     if bare:
         raise ArgumentError(
@@ -85,6 +80,14 @@ def prepare_environments(
                 argument="sandbox",
             )
         settings = by_id[task_id].container or ContainerSettings()
+        # a Dockerfile's WORKDIR makes its folder; a named image may lack it
+        by_name = settings.workdir is not None and by_id[task_id].dockerfile is None
+        if by_name and settings.workdir and (why := missing_folder(engine, image, settings.workdir)):
+            raise ArgumentError(
+                f"task {task_id}: its image {image} has no folder {settings.workdir} to start "
+                f"the workspace from ({why})",
+                argument="workdir",
+            )
         out[task_id] = ContainerTarget(
             engine,
             image,

@@ -10,6 +10,13 @@ no internet, no other host, no loopback port of the host.
 It returns (exit 0) once it listens, serving on in a child of its own, which dies with the
 sandbox (bwrap's pid namespace ends with the agent's shell); exit 125 when it cannot listen.
 Standard library only, run by its path: it starts fast, and needs nothing of trialbook importable.
+
+A container's image need not have Python, so there the harness runs it instead, before the
+container: ``python _forward.py --netns SOCKET PORT`` makes a network namespace of its own (only
+loopback, up), listens there, says ``listening`` on its stdout and serves until its stdin ends
+(the harness holds it: it dies with the harness). The container joins that namespace
+(``--network=ns:/proc/PID/ns/net``, :class:`Door`): inside, the forwarder's port is the one thing
+there is to reach, as in the bwrap tier.
 On a Ray worker's node, :func:`ensure_relay` keeps the socket the forwarder names, carried over the
 network to the driver's gateway (the worker runs outside the sandbox, so it can reach it).
 """
@@ -18,15 +25,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import fcntl
 import hashlib
 import os
 import shlex
 import socket
+import struct
+import subprocess
 import sys
 import tempfile
 import threading
 
-__all__ = ["RELAY_VAR", "ensure_relay", "forwarded", "main"]
+__all__ = ["RELAY_VAR", "Door", "ensure_relay", "forwarded", "main"]
 
 _CHUNK = 1 << 16
 
@@ -72,6 +83,9 @@ def forwarded(command: str, socket_path: str, port: int | str) -> str:
 
 
 _RELAYS: dict[str, threading.Thread] = {}
+_RELAY_PROBE_S = 2.0
+"""How often a relay asks whether its gateway is still there: once the gateway's port refuses a
+connection (its run has ended), the relay stops and removes its socket and folder."""
 _RELAYS_LOCK = threading.Lock()
 
 
@@ -129,6 +143,18 @@ def _relay(path: str, host: str, port: int, ready: threading.Event, failed: list
         writer.close()
         up_writer.close()
 
+    async def gateway_gone() -> None:
+        """Returns once the gateway refuses a connection: its run has ended."""
+        while True:
+            await asyncio.sleep(_RELAY_PROBE_S)
+            try:
+                _, writer = await asyncio.open_connection(host, port)
+            except ConnectionRefusedError:
+                return
+            except OSError:
+                continue  # unreachable for now: the driver's node may come back
+            writer.close()
+
     async def serve() -> None:
         try:
             server = await asyncio.start_unix_server(carry, path)
@@ -139,24 +165,100 @@ def _relay(path: str, host: str, port: int, ready: threading.Event, failed: list
             return
         ready.set()
         async with server:
-            await server.serve_forever()
+            await gateway_gone()
+        with _RELAYS_LOCK:  # the next run's relay, if any, is a new socket of its own
+            _RELAYS.pop(path, None)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            with contextlib.suppress(OSError):
+                os.rmdir(os.path.dirname(path))
 
     asyncio.run(serve())
 
 
+_CLONE_NEWNET = 0x40000000
+_SIOCGIFFLAGS, _SIOCSIFFLAGS, _IFF_UP = 0x8913, 0x8914, 0x1
+_LISTENING = b"listening\n"
+
+
+def _own_network() -> None:
+    """Into a network namespace of this process's own, its loopback up (OSError: not allowed)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(_CLONE_NEWNET) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"unshare(CLONE_NEWNET): {os.strerror(errno)}")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH14s", b"lo", 0, b"")
+        flags = struct.unpack("16sH14s", fcntl.ioctl(sock, _SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH14s", b"lo", flags | _IFF_UP, b""))
+
+
+class Door:
+    """The forwarder in a network namespace of its own, for one container to join: ``netns`` is
+    the path the engine is given. Raises OSError (with the forwarder's words) when it cannot
+    listen there, e.g. where this process may not make a network namespace (not root)."""
+
+    def __init__(self, socket_path: str, port: int | str) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--netns", socket_path, str(port)],
+            env={},  # nothing of the harness's environment (the real key is in it)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert self._process.stdout is not None
+        said = self._process.stdout.readline()
+        if said != _LISTENING:
+            assert self._process.stderr is not None
+            self._process.kill()
+            lines = self._process.stderr.read().decode(errors="replace").strip().splitlines()
+            self.close()
+            said_last = lines[-1].removeprefix("trialbook: ") if lines else ""
+            raise OSError(said_last or "the model gateway's forwarder did not start")
+        self.netns = f"/proc/{self._process.pid}/ns/net"
+
+    def close(self) -> None:
+        """Stop the forwarder (every connection it carries ends with it)."""
+        if self._process.poll() is None:
+            self._process.kill()
+        self._process.wait()
+        for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+async def _serve_until_eof(listener: socket.socket, path: str) -> None:
+    serving = asyncio.ensure_future(_serve(listener, path))
+    loop = asyncio.get_running_loop()
+    # its stdin ends when the harness closes it or dies: the forwarder goes with it
+    await loop.run_in_executor(None, sys.stdin.buffer.read)
+    serving.cancel()
+
+
 def main(argv: list[str]) -> int:
+    netns = argv[:1] == ["--netns"]
+    if netns:
+        argv = argv[1:]
     if len(argv) != 2:
-        print("usage: python _forward.py SOCKET PORT", file=sys.stderr)
+        print("usage: python _forward.py [--netns] SOCKET PORT", file=sys.stderr)
         return 2
     path, port = argv[0], int(argv[1])
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
+        if netns:
+            _own_network()
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", port))
         listener.listen(1024)
     except OSError as exc:
         print(f"trialbook: the model gateway's forwarder cannot listen: {exc}", file=sys.stderr)
         return 125
+    if netns:
+        sys.stdout.buffer.write(_LISTENING)
+        sys.stdout.flush()
+        with contextlib.suppress(asyncio.CancelledError):
+            asyncio.run(_serve_until_eof(listener, path))
+        return 0
     if os.fork():
         return 0  # listening: the agent may start
     null = os.open(os.devnull, os.O_RDWR)

@@ -13,6 +13,8 @@ says what the gateway measured, not what the agent wrote in its usage file (docs
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 import secrets
 import shutil
@@ -23,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialbook.errors import ArgumentError
-from trialbook.harness._forward import RELAY_VAR, forwarded
+from trialbook.harness._container import find_engine
+from trialbook.harness._forward import RELAY_VAR, Door, forwarded
 from trialbook.harness._spec import AttemptSpec
 from trialbook.suite import Task
 
@@ -40,6 +43,8 @@ __all__ = [
     "check_resume_model",
     "merge_usage",
     "model_gateway",
+    "model_record",
+    "resumed_model",
 ]
 
 CALL_LOG = "model_calls.jsonl"
@@ -105,6 +110,121 @@ def model_gateway(
     return list(tasks), model
 
 
+def _prices_digest(path: Path) -> str | None:
+    try:
+        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def model_record(options: ModelOptions | None, network_model: bool) -> str | None:
+    """The run record's ``model``: what a resume needs to reach the model as the run did (the
+    key's variable by name, never its value; the price table by path and digest)."""
+    if options is None:
+        return None
+    prices = None
+    if options.prices is not None:
+        prices = {"path": str(options.prices.resolve()), "sha256": _prices_digest(options.prices)}
+    return json.dumps(
+        {
+            "upstream": options.upstream,
+            "key_env": options.key_env,
+            "prices": prices,
+            "max_cost_per_attempt": options.max_cost_per_attempt,
+            "max_tokens_per_attempt": options.max_tokens_per_attempt,
+            "accept_open_network": options.accept_open_network,
+            "network_model": network_model,
+        },
+        sort_keys=True,
+    )
+
+
+_RECORDED: dict[str, tuple[str, type | tuple[type, ...]]] = {
+    "upstream": ("model_upstream", str),
+    "key_env": ("model_key_env", str),
+    "max_cost_per_attempt": ("max_cost_per_attempt", (int, float, type(None))),
+    "max_tokens_per_attempt": ("max_tokens_per_attempt", (int, type(None))),
+    "accept_open_network": ("accept_open_network", bool),
+    "network_model": ("network_model", bool),
+}
+
+
+def _from_record(run_id: str, text: str) -> tuple[ModelOptions, bool]:
+    """The options a run's record keeps; ArgumentError (``resume``) for a record this harness
+    did not write."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    bad = not isinstance(data, dict) or any(
+        not isinstance(data.get(key), kind) for key, (_, kind) in _RECORDED.items()
+    )
+    prices = data.get("prices") if isinstance(data, dict) else None
+    if prices is not None and not (
+        isinstance(prices, dict)
+        and isinstance(prices.get("path"), str)
+        and isinstance(prices.get("sha256"), (str, type(None)))
+    ):
+        bad = True
+    if bad:
+        raise ArgumentError(
+            f"run {run_id!r}: its record's model settings are not what trialbook writes there",
+            argument="resume",
+        )
+    assert isinstance(data, dict)
+    if prices is not None and _prices_digest(Path(prices["path"])) != prices["sha256"]:
+        raise ArgumentError(
+            f"prices: run {run_id!r} priced its calls by {prices['path']}, which has changed or "
+            "is gone since: its costs would not all come from one table (restore it, or start a "
+            "new run)",
+            argument="prices",
+        )
+    options = ModelOptions(
+        upstream=data["upstream"],
+        key_env=data["key_env"],
+        prices=Path(prices["path"]) if prices is not None else None,
+        max_cost_per_attempt=data["max_cost_per_attempt"],
+        max_tokens_per_attempt=data["max_tokens_per_attempt"],
+        accept_open_network=data["accept_open_network"],
+    )
+    return options, bool(data["network_model"])
+
+
+def resumed_model(
+    run_id: str, recorded: str | None, options: ModelOptions | None, network_model: bool
+) -> tuple[ModelOptions | None, bool]:
+    """A resume's gateway options: the record's (``recorded``), checked against any the caller
+    gave again (an ArgumentError names the one that differs). A record without them (no gateway,
+    or a run stored before schema 14) keeps what was given."""
+    if recorded is None:
+        return options, network_model
+    kept, kept_network = _from_record(run_id, recorded)
+    if network_model and not kept_network:
+        raise ArgumentError(
+            f'run {run_id!r} did not keep every task to the model gateway (network "model"): '
+            "resume it without --network model, or start a new run",
+            argument="network_model",
+        )
+    if options is not None:
+        given = dataclasses.replace(
+            options,
+            prices=options.prices.resolve() if options.prices is not None else None,
+            accept_open_network=options.accept_open_network or kept.accept_open_network,
+        )
+        for field in dataclasses.fields(ModelOptions):
+            if getattr(given, field.name) != getattr(kept, field.name):
+                name = {"upstream": "model_upstream", "key_env": "model_key_env"}.get(
+                    field.name, field.name
+                )
+                raise ArgumentError(
+                    f"{name}: run {run_id!r} reached its model with {name} "
+                    f"{getattr(kept, field.name)!r}, not {getattr(given, field.name)!r}: resume "
+                    "it with its own (leave the --model-* options out), or start a new run",
+                    argument=name,
+                )
+    return kept, kept_network
+
+
 def check_resume_model(ledger: Path, run_id: str, options: ModelOptions | None) -> None:
     """A run whose attempts reached their model through the gateway resumes only with one (its
     record does not keep the options: they are given again)."""
@@ -136,15 +256,33 @@ def check_model_tasks(tasks: Sequence[Task], options: ModelOptions | None) -> No
         )
 
 
+def _container_door_problem() -> str | None:
+    """Why a container cannot reach the gateway here (None: it can). It joins the network
+    namespace of a forwarder the harness starts (``_forward.Door``): podman can be given one by
+    its path, docker cannot; and making one needs the privilege to (root)."""
+    name, _ = find_engine()
+    if name != "podman":
+        return (
+            f"{name} cannot join a container to a network namespace by its path: in the container "
+            "tier the model gateway needs podman (or use the bwrap tier)"
+        )
+    try:
+        Door(os.devnull, 0).close()
+    except OSError as exc:
+        return (
+            "the container tier reaches the model gateway through a network namespace the "
+            f"harness makes, and it cannot make one here ({exc}): run as root, or use the bwrap "
+            "tier"
+        )
+    return None
+
+
 class ModelGateway:
     """The gateway of one run, as the driver uses it."""
 
     def __init__(self, options: ModelOptions, *, tier: str, executor: str) -> None:
-        if tier not in ("process", "bwrap"):
-            raise ArgumentError(
-                f"model_upstream: the {tier} tier does not reach the model gateway yet",
-                argument="model_upstream",
-            )
+        if tier == "container" and (why := _container_door_problem()):
+            raise ArgumentError(f"model_upstream: {why}", argument="model_upstream")
         if tier == "process" and not options.accept_open_network:
             raise ArgumentError(
                 "model_upstream: the process tier cannot close the network: the agent could reach "
@@ -182,11 +320,12 @@ class ModelGateway:
             line = str(exc).replace(f"{exc.argument}:", f"{name}:", 1)
             raise ArgumentError(line, argument=name) from None
         # A bwrap agent without network reaches the gateway by its unix socket, in a folder of
-        # its own that the sandbox shows read-only (the forwarder inside names it). On a Ray
+        # its own that the sandbox shows read-only (the forwarder inside names it); a container
+        # joins the network namespace of a forwarder the harness runs, which names it. On a Ray
         # cluster the gateway listens on this node's address instead, and each worker relays a
         # socket of its node to it (_forward.ensure_relay).
         self.executor = executor
-        local_bwrap = tier == "bwrap" and executor == "local"
+        local_bwrap = tier in ("bwrap", "container") and executor == "local"
         # named here, made when the gateway starts (and removed when it stops)
         folder = Path(tempfile.gettempdir()) / f"tb-gw-{secrets.token_hex(8)}"
         self._socket_dir = folder if local_bwrap else None
@@ -236,17 +375,23 @@ class ModelGateway:
         agent = spec.agent
         socket = self.gateway.unix_socket
         port = self.gateway.url.rsplit(":", 1)[1]
-        if spec.tier == "bwrap" and not spec.budget.network:
+        door = None
+        if spec.tier in ("bwrap", "container") and not spec.budget.network:
             # the gateway and nothing else: its forwarder listens inside the agent's own network
-            # namespace on the port the URLs name, then the agent's command runs as given
-            if socket is not None:
+            # namespace on the port the URLs name, then the agent's command runs as given (in a
+            # container: the namespace is the forwarder's, which the container joins)
+            if socket is not None and spec.tier == "container":
+                door = (str(socket), int(port))
+            elif socket is not None:
                 agent = forwarded(spec.agent, str(socket), port)
             else:  # on a cluster: the worker relays a socket of its node to this address, and
                 # inside the sandbox the gateway is the forwarder's loopback address
                 here = self.gateway.url
                 env = {k: v.replace(here, f"http://127.0.0.1:{port}", 1) for k, v in env.items()}
                 env[RELAY_VAR] = here.removeprefix("http://")
-        return dataclasses.replace(spec, agent=agent, pass_env={**spec.pass_env, **env})
+        return dataclasses.replace(
+            spec, agent=agent, gateway=door, pass_env={**spec.pass_env, **env}
+        )
 
     def close(self, spec: AttemptSpec) -> AttemptUsage | None:
         key = self._open.pop((spec.task_id, spec.start_id), None)

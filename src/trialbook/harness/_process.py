@@ -22,6 +22,7 @@ from trialbook.harness._cancel import cancelled as _cancelled
 from trialbook.harness._cgroup import Cgroup
 from trialbook.harness._container import container_name, remove_containers
 from trialbook.harness._container_wrap import CONTAINER_STARTED, container_argv, inside_env
+from trialbook.harness._forward import Door
 from trialbook.harness._preflight import start_program
 from trialbook.harness._sandbox import (
     Limits,
@@ -391,6 +392,13 @@ def run_sandboxed(
     told = sandbox.container is not None and sandbox.container.engine.name == "podman"
     if sandbox.container is not None and not told:
         check = ""
+    door = None
+    if tier == "container" and sandbox.gateway is not None:
+        # the model gateway's forwarder, in the network namespace the container joins
+        try:
+            door = Door(*sandbox.gateway)
+        except OSError as exc:
+            raise OSError(f"the {who}'s door to the model gateway did not open: {exc}") from None
     status_read, status_write = os.pipe() if check or told else (None, None)
     if status_read is not None:
         os.set_blocking(status_read, False)
@@ -399,7 +407,14 @@ def run_sandboxed(
         env = inside_env(env, sandbox)
     try:
         outcome = run_command(
-            container_argv(command, sandbox, env, limits, check if told else None)
+            container_argv(
+                command,
+                sandbox,
+                env,
+                limits,
+                check if told else None,
+                network_ns=door.netns if door is not None else None,
+            )
             if tier == "container"
             else wrap(
                 tier, command, sandbox, env, limits, info_fd=info.write_fd, check=check or None
@@ -423,6 +438,8 @@ def run_sandboxed(
         raise
     finally:
         info.close()
+        if door is not None:
+            door.close()
         why = None
         started = False
         said: list[str] = []

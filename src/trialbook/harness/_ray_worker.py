@@ -161,10 +161,15 @@ def run_on_worker(
             return lost_result(
                 spec, f"the worker could not relay the model gateway ({exc})", started
             )
+        port = relay.rpartition(":")[2]
         spec = dataclasses.replace(
             spec,
-            agent=forwarded(spec.agent, socket_path, relay.rpartition(":")[2]),
             pass_env={k: v for k, v in spec.pass_env.items() if k != RELAY_VAR},
+            **(
+                {"gateway": (socket_path, int(port))}
+                if spec.tier == "container"
+                else {"agent": forwarded(spec.agent, socket_path, port)}
+            ),
         )
     local = dataclasses.replace(
         spec,

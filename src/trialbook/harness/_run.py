@@ -19,13 +19,14 @@ from pathlib import Path
 from trialbook.errors import ArgumentError, HarnessError
 from trialbook.harness._cgroup import Cgroup, not_capped
 from trialbook.harness._container import ContainerTarget
+from trialbook.harness._container_wrap import agent_files
 from trialbook.harness._driver import Driver, Planned, RunProgress, Tally
 from trialbook.harness._env import base_env
 from trialbook.harness._environments import prepare_environments
 from trialbook.harness._executor import Executor, LocalExecutor
 from trialbook.harness._feedback import stored_feedback
 from trialbook.harness._fs import remove_tree, unbound_notes
-from trialbook.harness._model import ModelGateway, model_gateway
+from trialbook.harness._model import ModelGateway, model_gateway, model_record, resumed_model
 from trialbook.harness._open import agent_digest, check_resume, new_record, resumed
 from trialbook.harness._options import RunOptions, RunResult
 from trialbook.harness._plan import harness_stamp, hidden_paths, plan, templates
@@ -135,8 +136,17 @@ def _resolve(options: RunOptions) -> tuple[RunOptions, RunRecord | None]:
             argument="pass_env",
         )
     values = {name: values.get(name, os.environ.get(name, "")) for name in given.pass_env}
+    model, network_model = resumed_model(
+        record.run_id, record.model, options.model, options.network_model
+    )
     completed = dataclasses.replace(
-        options, suite=given.suite, agent=given.agent, sandbox=given.sandbox, pass_env=values
+        options,
+        suite=given.suite,
+        agent=given.agent,
+        sandbox=given.sandbox,
+        pass_env=values,
+        model=model,
+        network_model=network_model,
     )
     return completed, record
 
@@ -261,6 +271,13 @@ def _run(
     transcripts_root = options.ledger.parent / f"{options.ledger.stem}.transcripts"
     options.ledger.parent.mkdir(parents=True, exist_ok=True)
     harness_version = f"trialbook {version('trialbook')}"
+    mounts: tuple[str, ...] = ()
+    if tier == "container":  # what of the host its container shows the agent: its own files
+        hidden = (suite.root.resolve(), options.ledger.resolve(), transcripts_root.resolve())
+        env = base_env(options.pass_env)
+        mounts = tuple(str(p) for p in agent_files(options.agent, env, hidden))
+        if mounts:
+            notes.append(f"the agent's container shows, read-only: {', '.join(mounts)}")
     with LedgerStore(options.ledger) as store:
         if prior is None:
             record = new_record(
@@ -286,6 +303,8 @@ def _run(
                     "tasks": tuple(t.id for t in tasks),
                     "selection": selection.description,
                     "protocol": suite.protocol,
+                    "model": model_record(options.model, options.network_model),
+                    "agent_mounts": mounts,
                 },
             )
             store.create_run(record)

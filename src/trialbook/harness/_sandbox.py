@@ -73,6 +73,9 @@ class SandboxSpec:
     """The container tier: the engine and the task's image (the command's token names it)."""
     binds: Mapping[Path, str] = field(default_factory=dict)
     """The container tier: host path -> where it is bound instead of at its own path."""
+    gateway: tuple[str, int] | None = None
+    """The container tier: the model gateway's unix socket and the port its forwarder listens on
+    in the network namespace the container joins (``_forward.Door``); None: no model."""
     tmp_mb: int | None = None
     """Size of each of the sandbox's own ``/tmp``, ``/var/tmp``, ``/dev/shm`` and ``/run`` (bwrap
     tier, where bwrap has ``--size``: 0.8 and later), MiB; None: the kernel's default, half the

@@ -72,6 +72,9 @@ class AttemptSpec:
     """Sandbox tier of the agent and the grader."""
     container: ContainerTarget | None = None
     """The container tier: the engine and the task's image (prepared before the run)."""
+    gateway: tuple[str, int] | None = None
+    """The container tier, an agent reaching the model: the gateway's unix socket (or its node's
+    relay) and the port its forwarder listens on in the agent's network namespace."""
     memory_mb: int = 8192
     """Address-space limit of every process of the attempt."""
     grace_s: float = 2.0
