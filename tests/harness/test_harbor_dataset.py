@@ -143,10 +143,14 @@ def test_a_no_op_agent_fails_every_trial_as_itself(imported: Path) -> None:
     assert {r["score"] for r in multi} == {0.0}
 
 
-def test_a_sleeper_times_out(imported: Path) -> None:
+def test_a_sleeper_times_out_and_is_graded_as_harbor_grades_it(imported: Path) -> None:
     rows = _run(imported, "sleep 20", "sleeper", "slow")
     assert len(rows) == 3
-    assert {(r["status"], r["timed_out"]) for r in rows} == {("timed_out", True)}
+    # Harbor runs the verifier after an agent timeout and keeps its reward: slow's verifier
+    # rewards anything, so each trial is a pass after its timeout (status passed, timed_out), and
+    # the run says it grades after timeouts
+    assert {(r["status"], r["timed_out"], r["passed"]) for r in rows} == {("passed", True, True)}
+    assert {r["graded_after_timeout"] for r in rows} == {True}
 
 
 @pytest.mark.parametrize(
