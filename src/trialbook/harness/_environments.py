@@ -82,7 +82,11 @@ def prepare_environments(
         settings = by_id[task_id].container or ContainerSettings()
         # a Dockerfile's WORKDIR makes its folder; a named image may lack it
         by_name = settings.workdir is not None and by_id[task_id].dockerfile is None
-        if by_name and settings.workdir and (why := missing_folder(engine, image, settings.workdir)):
+        if (
+            by_name
+            and settings.workdir
+            and (why := missing_folder(engine, image, settings.workdir))
+        ):
             raise ArgumentError(
                 f"task {task_id}: its image {image} has no folder {settings.workdir} to start "
                 f"the workspace from ({why})",
