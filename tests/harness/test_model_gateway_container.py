@@ -154,5 +154,7 @@ def test_the_door_closes_with_its_attempt(tmp_path: Path) -> None:
 
     door = Door(os.devnull, 0)
     pid = int(door.netns.split("/")[2])
+    # once listening it writes to no pipe the harness would have to read (a full one would stop it)
+    assert os.readlink(f"/proc/{pid}/fd/1") == os.readlink(f"/proc/{pid}/fd/2") == "/dev/null"
     door.close()
     assert not Path(f"/proc/{pid}").exists()
