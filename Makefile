@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench clean screenshot base-image
+.PHONY: demo test lint typecheck unit bench clean screenshot base-image harbor-venv
 
 $(STAMP): pyproject.toml setup.py src/trialbook/ledger/formats/_cjsonl.c
 	$(PYTHON) -m venv $(VENV)
@@ -53,7 +53,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_gateway.py
 
 clean:
-	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(HARBOR_VENV) demo-output .pytest_cache .mypy_cache .ruff_cache
 
 # The container tier's base image (localhost/trialbook-base:bookworm), which a task's Dockerfile can
 # start FROM: Debian bookworm's minimal system by debootstrap (from its default mirror), imported
@@ -73,3 +73,17 @@ base-image:
 		debootstrap --variant=minbase --include=python3 bookworm "$$rootfs" >/dev/null && \
 		tar -C "$$rootfs" -c . | podman import - $(PYTHON_IMAGE) >/dev/null && \
 		rm -rf "$$rootfs" && echo "$(PYTHON_IMAGE): built"; fi
+
+# Harbor 0.25.0 itself, in its own venv (it needs Python 3.12): tests/harbor/test_harbor_parity.py
+# runs the same Harbor dataset through it and through trialbook and compares the verdicts. The
+# Python is python3.12 on PATH where it runs (a pyenv shim may not), else pyenv's 3.12.
+HARBOR_VENV := .venv-harbor
+HARBOR_STAMP := $(HARBOR_VENV)/.installed
+harbor-venv: $(HARBOR_STAMP)
+$(HARBOR_STAMP):
+	@py=""; \
+	if python3.12 --version >/dev/null 2>&1; then py=$$(command -v python3.12); else \
+		for c in /root/.pyenv/versions/3.12.*/bin/python3.12; do [ -x "$$c" ] && py=$$c; done; fi; \
+	if [ -z "$$py" ]; then echo "harbor-venv: no Python 3.12 (python3.12 on PATH, or pyenv's)" >&2; exit 1; fi; \
+	rm -rf $(HARBOR_VENV) && "$$py" -m venv $(HARBOR_VENV) && \
+	$(HARBOR_VENV)/bin/python -m pip install --quiet "harbor==0.25.0" && touch $(HARBOR_STAMP)

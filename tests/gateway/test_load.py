@@ -76,3 +76,16 @@ def test_the_gateway_answers_on_its_unix_socket_too(
     assert status == 200
     assert body["model"] == upstream.script.model
     assert gateway.close_attempt("t").calls == 1
+
+
+def test_the_gateway_serves_on_uvloop_where_the_gateway_extra_installed_it() -> None:
+    # the 'gateway' extra installs uvloop (pyproject.toml), as make's venv and CI do
+    import uvloop
+
+    from trialbook.gateway import _server
+
+    loop = _server._new_loop()
+    try:
+        assert isinstance(loop, uvloop.Loop)
+    finally:
+        loop.close()

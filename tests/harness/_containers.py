@@ -16,7 +16,7 @@ BASE = "localhost/trialbook-base:bookworm"
 PYTHON = "localhost/trialbook-python:bookworm"
 """The base system with Debian's Python 3 (``make base-image`` builds both)."""
 
-__all__ = ["BASE", "PYTHON", "container_engine"]
+__all__ = ["BASE", "PYTHON", "container_engine", "untag"]
 
 
 def container_engine(image: str = BASE) -> ct.Engine:
@@ -34,3 +34,10 @@ def container_engine(image: str = BASE) -> ct.Engine:
             pytest.fail(f"the container tier's tests must run under CI: {why}")
         pytest.skip(why)
     return ct.engine_for(None, image)
+
+
+def untag(engine: ct.Engine, name: str) -> None:
+    """Take the name ``name`` off its image, and only that name (``podman untag IMAGE`` alone
+    would take every name off the image, the base image's own with it)."""
+    argv = ("untag", name, name) if engine.name == "podman" else ("rmi", name)
+    subprocess.run(engine.command(*argv), capture_output=True, check=True)

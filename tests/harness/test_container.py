@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness._containers import BASE, container_engine
+from tests.harness._containers import BASE, PYTHON, container_engine
 from trialbook.errors import ArgumentError
 from trialbook.harness.sandbox import _container as ct
 
@@ -82,6 +82,48 @@ def test_the_container_has_no_capability_no_network_and_a_read_only_image(
     assert "tmp-writable" in out
     assert out.split()[-1] == "lo"  # the only interface: no network
     assert (tmp_path / "made.txt").read_text() == "from-inside\n"
+
+
+def test_no_user_namespace_can_be_made_and_threads_and_processes_still_work(
+    tmp_path: Path,
+) -> None:
+    # as the bwrap tier's --disable-userns: a nested user namespace would give the agent every
+    # capability inside it, and the kernel's namespace code to attack; threads (clone3 answered
+    # ENOSYS, then clone without CLONE_NEWUSER) and child processes are untouched
+    engine = container_engine(PYTHON)
+    done = _run(
+        engine,
+        _spec(tmp_path, image=PYTHON),
+        "unshare -U true 2>/dev/null && echo made-a-user-namespace; "
+        "unshare -Un true 2>/dev/null && echo made-a-network-namespace; "
+        'python3 -c \'import threading; t = threading.Thread(target=print, args=("thread",)); '
+        "t.start(); t.join()'; "
+        "sh -c 'echo child' & wait",
+    )
+    assert done.stdout.split() == ["thread", "child"], (done.stdout, done.stderr)
+
+
+def test_the_profile_refuses_only_new_user_namespaces() -> None:
+    default = {
+        "defaultAction": "SCMP_ACT_ERRNO",
+        "syscalls": [
+            {"names": ["read", "clone", "clone3", "unshare"], "action": "SCMP_ACT_ALLOW"},
+            {"names": ["setns"], "action": "SCMP_ACT_ERRNO"},
+        ],
+    }
+    profile = ct.no_userns_profile(default)
+    rules = profile["syscalls"]
+    assert isinstance(rules, list)
+    assert rules[0] == {"names": ["read"], "action": "SCMP_ACT_ALLOW"}
+    assert rules[1] == default["syscalls"][1]  # type: ignore[index]
+    clone_newuser = 0x10000000  # <linux/sched.h>
+    assert rules[2] == {
+        "names": ["clone", "unshare"],
+        "action": "SCMP_ACT_ALLOW",
+        "args": [{"index": 0, "value": clone_newuser, "valueTwo": 0, "op": "SCMP_CMP_MASKED_EQ"}],
+    }
+    assert rules[3] == {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38}  # ENOSYS
+    assert default["syscalls"][0]["names"] == ["read", "clone", "clone3", "unshare"]  # type: ignore[index]
 
 
 def test_a_read_only_mount_cannot_be_written(engine: ct.Engine, tmp_path: Path) -> None:
@@ -201,3 +243,57 @@ def test_the_context_digest_follows_content_mode_and_names(tmp_path: Path) -> No
     assert moded != first
     (context / "run.sh").rename(context / "go.sh")
     assert ct.context_digest(context, context / "Dockerfile") not in (first, moded)
+
+
+def test_the_images_files_are_copied_out_once_per_image_and_then_per_attempt_from_the_scratch(
+    engine: ct.Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = ct.ContainerTarget(engine, BASE, workdir="/etc")
+    calls: list[Path] = []
+    copy_out = ct._copy_out
+
+    def counted(t: ct.ContainerTarget, folder: Path) -> None:
+        calls.append(folder)
+        copy_out(t, folder)
+
+    monkeypatch.setattr(ct, "_copy_out", counted)
+    cache = tmp_path / "scratch"
+    workspaces = [tmp_path / f"w{i}" for i in range(4)]
+    for w in workspaces:
+        w.mkdir()
+    import threading
+
+    threads = [
+        threading.Thread(target=ct.seed_workspace, args=(target, w, cache)) for w in workspaces
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1  # four attempts starting at once: one copy out of the image
+
+    # each workspace as the engine itself copies it out: names, modes, owners and links
+    direct = tmp_path / "direct"
+    direct.mkdir()
+    copy_out(target, direct)
+
+    def listing(root: Path) -> list[tuple[str, int, int, str | None]]:
+        out = []
+        for p in sorted(root.rglob("*")):
+            st = p.lstat()
+            link = os.readlink(p) if p.is_symlink() else None
+            out.append((str(p.relative_to(root)), st.st_mode, st.st_uid, link))
+        return out
+
+    expected = listing(direct)
+    assert len(expected) > 50  # /etc of a Debian system
+    assert any(link is not None for *_, link in expected)
+    for w in workspaces:
+        assert listing(w) == expected
+    # an attempt changes its own copy only: the next starts from the image's files again
+    (workspaces[0] / "hostname").write_text("changed\n")
+    again = tmp_path / "again"
+    again.mkdir()
+    ct.seed_workspace(target, again, cache)
+    assert len(calls) == 1
+    assert listing(again) == expected

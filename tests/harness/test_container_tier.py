@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import make_suite
-from tests.harness._containers import BASE, container_engine
+from tests.harness._containers import BASE, container_engine, untag
 from trialbook.cli import main
 from trialbook.errors import LedgerError
 from trialbook.harness import RunOptions, run_suite
@@ -87,6 +87,28 @@ if [ -n "$found" ]; then cp "$found" answer; else echo guess > answer; fi""",
     assert {r["sandbox"] for r in rows} == {"container"}
     assert {r["status"] for r in rows} == {"failed"}  # graded: the oracle was the grader's only
     assert _left(engine, result.run_id) == []
+
+
+def test_the_run_record_names_what_of_the_host_the_agents_container_shows(
+    engine: ct.Engine, tmp_path: Path
+) -> None:
+    from trialbook.ledger import LedgerStore
+
+    agents = tmp_path / "agents"
+    agents.mkdir()
+    agent = _agent(agents, "ls $(dirname $0) > seen.txt")
+    suite = make_suite(
+        tmp_path / "suite", {"t": {"toml": IMAGE, "grader": "cat seen.txt; test -s seen.txt"}}, k=1
+    )
+    ledger = tmp_path / "runs.db"
+    result = run_suite(RunOptions(suite=suite, agent=agent, ledger=ledger, sandbox="container"))
+    with LedgerStore(ledger) as store:
+        status = store.run(result.run_id)
+    assert status is not None
+    assert status.record.agent_mounts == (str(agents),)  # the folder of its script, read-only
+    assert f"the agent's container shows, read-only: {agents}" in result.notes
+    (row,) = _rows(ledger)
+    assert row["status"] == "passed", row
 
 
 def test_what_the_agent_saw_from_inside(engine: ct.Engine, tmp_path: Path) -> None:
@@ -195,7 +217,19 @@ def test_an_image_that_cannot_be_had_is_refused_before_the_run(
     engine: ct.Engine, tmp_path: Path
 ) -> None:
     missing = f"localhost/trialbook-no-such-image:{uuid.uuid4().hex[:8]}"
-    suite = make_suite(tmp_path / "suite", {"t": {"toml": [f'image = "{missing}"']}}, k=1)
+    suite = make_suite(
+        tmp_path / "suite", {"t": {"toml": [f'image = "{missing}"']}}, k=1, freeze=False
+    )
+    # the freeze records the image by its digest: without the image there is nothing to record
+    frozen = CliRunner().invoke(main, ["suite", "freeze", str(suite)])
+    assert frozen.exit_code == 2, frozen.output
+    assert f"task t: podman has no image {missing} to record by its digest" in frozen.stderr
+    # frozen while it was there, gone before the run: refused before the run, nothing written
+    subprocess.run(engine.command("tag", BASE, missing), check=True, capture_output=True)
+    try:
+        assert CliRunner().invoke(main, ["suite", "freeze", str(suite)]).exit_code == 0
+    finally:
+        untag(engine, missing)
     ledger = tmp_path / "runs.db"
     result = CliRunner().invoke(
         main,
@@ -204,6 +238,24 @@ def test_an_image_that_cannot_be_had_is_refused_before_the_run(
     assert result.exit_code == 2, result.output
     assert "task t:" in result.stderr
     assert missing in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not ledger.exists()
+
+
+def test_a_named_image_without_the_tasks_workdir_is_refused_before_the_run(
+    engine: ct.Engine, tmp_path: Path
+) -> None:
+    suite = make_suite(
+        tmp_path / "suite", {"t": {"toml": [*IMAGE, 'workdir = "/no/such/folder"']}}, k=1
+    )
+    ledger = tmp_path / "runs.db"
+    result = CliRunner().invoke(
+        main,
+        ["run", str(suite), "--agent", "true", "--ledger", str(ledger), "--sandbox", "container"],
+    )
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert f"task t: its image {BASE} has no folder /no/such/folder" in line
     assert not ledger.exists()
 
 

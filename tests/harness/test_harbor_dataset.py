@@ -143,10 +143,14 @@ def test_a_no_op_agent_fails_every_trial_as_itself(imported: Path) -> None:
     assert {r["score"] for r in multi} == {0.0}
 
 
-def test_a_sleeper_times_out(imported: Path) -> None:
+def test_a_sleeper_times_out_and_is_graded_as_harbor_grades_it(imported: Path) -> None:
     rows = _run(imported, "sleep 20", "sleeper", "slow")
     assert len(rows) == 3
-    assert {(r["status"], r["timed_out"]) for r in rows} == {("timed_out", True)}
+    # Harbor runs the verifier after an agent timeout and keeps its reward: slow's verifier
+    # rewards anything, so each trial is a pass after its timeout (status passed, timed_out), and
+    # the run says it grades after timeouts
+    assert {(r["status"], r["timed_out"], r["passed"]) for r in rows} == {("passed", True, True)}
+    assert {r["graded_after_timeout"] for r in rows} == {True}
 
 
 @pytest.mark.parametrize(
@@ -172,3 +176,23 @@ def test_what_cannot_be_honoured_is_refused_by_name(tmp_path: Path, extra: str, 
     assert f"harbor task t: {named}" in result.stderr
     assert not out.exists()
     assert not (tmp_path / "suite.solutions").exists()
+
+
+def test_without_the_engine_the_import_writes_the_suite_and_says_it_is_not_frozen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    dataset = _write(tmp_path / "dataset", {"double": TASKS["double"]})
+    out = tmp_path / "suite"
+    result = CliRunner().invoke(
+        main, ["suite", "import", "harbor", str(dataset), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "1 Harbor task(s) written" in result.stdout
+    assert "dataset sha256:" not in result.stdout
+    assert "note: not frozen: task double: its image" in result.stderr
+    assert f"run 'trialbook suite freeze {out}'" in result.stderr
+    assert load_suite(out).task("double").dockerfile is not None
+    assert not (out / "suite.lock.json").exists()

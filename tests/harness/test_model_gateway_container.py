@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -154,5 +155,14 @@ def test_the_door_closes_with_its_attempt(tmp_path: Path) -> None:
 
     door = Door(os.devnull, 0)
     pid = int(door.netns.split("/")[2])
+
+    # once listening it writes to no pipe the harness would have to read (a full one would stop it)
+    def quiet() -> bool:
+        return os.readlink(f"/proc/{pid}/fd/1") == os.readlink(f"/proc/{pid}/fd/2") == "/dev/null"
+
+    deadline = time.monotonic() + 10  # it says it listens, then lets go of the pipes
+    while not quiet() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert quiet()
     door.close()
     assert not Path(f"/proc/{pid}").exists()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_suite
+from tests.harness._containers import BASE, container_engine
 from trialbook.errors import SuiteError
 from trialbook.suite import freeze, load_suite
 
@@ -44,10 +45,11 @@ def test_a_bad_container_key_is_refused_by_name(
 
 
 def test_the_container_keys_are_in_the_dataset_id(tmp_path: Path) -> None:
+    container_engine()  # a freeze records the image by its digest, read from the engine
     ids = set()
     for extra in ([], ['workdir = "/app"'], ['workdir = "/srv"'], ["memory_mb = 512"],
                   ['verdict = "harbor-reward"']):  # fmt: skip
-        root = make_suite(tmp_path / f"s{len(ids)}", {"t": {"toml": [IMAGE, *extra]}}, k=1,
-                          freeze=False)  # fmt: skip
+        root = make_suite(tmp_path / f"s{len(ids)}", {"t": {"toml": [f'image = "{BASE}"', *extra]}},
+                          k=1, freeze=False)  # fmt: skip
         ids.add(freeze(load_suite(root)).dataset_id)
     assert len(ids) == 5

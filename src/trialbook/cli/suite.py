@@ -75,17 +75,27 @@ def suite_import(kind: str, dataset: Path, out: Path, k: int) -> None:
     /tests), tests/test.sh the verifier, whose reward file is the verdict; solution/ goes to
     OUT.solutions, where run.sh is the oracle agent. What trialbook cannot honour is refused in
     one line naming the task and the key, nothing written (docs/suites.md, "Harbor datasets")."""
+    from trialbook.errors import SuiteError
     from trialbook.suite import freeze, import_harbor, load_suite, write_lock
 
     done = import_harbor(dataset, out, k=k)
     loaded = load_suite(done.suite)
-    lock = freeze(loaded)
-    write_lock(loaded, lock)
-    for note in done.notes:
+    notes = list(done.notes)
+    try:  # the freeze reads the digests of the images the tasks rest on from the local engine
+        lock = freeze(loaded)
+    except SuiteError as exc:
+        lock = None
+        notes.append(
+            f"not frozen: {exc}; where the images are, run 'trialbook suite freeze {done.suite}'"
+        )
+    if lock is not None:
+        write_lock(loaded, lock)
+    for note in notes:
         echo(f"note: {note}", err=True)
     agent = (done.solutions / "run.sh").resolve()
     echo(f"{len(done.tasks)} Harbor task(s) written to {done.suite}")
-    echo(f"dataset {lock.dataset_id}")
+    if lock is not None:
+        echo(f"dataset {lock.dataset_id}")
     echo(f"the oracle agent: {agent}")
     echo(f"try:\n  trialbook run {done.suite} --sandbox container --ledger oracle.db \\")
     echo(f"    --agent {agent}")

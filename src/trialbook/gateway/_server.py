@@ -19,6 +19,16 @@ from aiohttp import web
 __all__ = ["ServerThread"]
 
 
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's event loop (the ``gateway`` extra installs it: about a tenth less of the gateway's
+    CPU per streamed call than asyncio's own loop, docs/gateway.md "Performance"), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
 class ServerThread:
     """Serve the app that ``make_app`` builds (called on the server's loop)."""
 
@@ -59,7 +69,7 @@ class ServerThread:
             raise self._error
 
     def _serve(self) -> None:
-        loop = asyncio.new_event_loop()
+        loop = _new_loop()
         self._loop = loop
         asyncio.set_event_loop(loop)
         try:

@@ -16,10 +16,11 @@ import json
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from trialbook.suite._images import base_images, image_ids
 from trialbook.suite._load import (
     DEFAULT_FEEDBACK,
     DEFAULT_SCRATCH_INODES,
@@ -66,9 +67,14 @@ class Lock:
     """Task id -> why its oracle counts as leaked."""
     budget: Mapping[str, Any]
     grader_version: str | None
+    images: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Task id -> each image its environment rests on (its ``image``, or its Dockerfile's
+    ``FROM``) -> the image ID the engine had under that name at the freeze; part of the task's
+    hash. Empty for a suite without container environments."""
 
     def to_dict(self) -> dict[str, Any]:
         """The lock as JSON (the first four keys are the printed contract of ``suite freeze``)."""
+        images = {"images": {t: dict(sorted(m.items())) for t, m in sorted(self.images.items())}}
         return {
             "schema": LOCK_SCHEMA,
             "dataset_id": self.dataset_id,
@@ -80,6 +86,7 @@ class Lock:
             "budget": dict(self.budget),
             "grader_version": self.grader_version,
             "task_hashes": dict(sorted(self.task_hashes.items())),
+            **(images if self.images else {}),  # a suite without containers: as before
         }
 
 
@@ -162,7 +169,7 @@ def oracle_hash(task: Task) -> str:
     return tree_hash(task.oracle, "oracle")
 
 
-def _task_hash(task: Task) -> str:
+def _task_hash(task: Task, images: Mapping[str, str]) -> str:
     h = _Hasher()
     h.put(
         "settings",
@@ -202,7 +209,22 @@ def _task_hash(task: Task) -> str:
     if task.dockerfile is not None:
         h.put("dockerfile", str(task.dockerfile.relative_to(task.dir)))
         _hash_folder(h, "environment", task.dockerfile.parent)
+    for ref, image_id in sorted(images.items()):  # what the environment rests on, by digest
+        h.put("image", f"{ref}\0{image_id}")
     return h.hexdigest()
+
+
+def _images(suite: Suite) -> dict[str, dict[str, str]]:
+    """Task id -> reference -> image ID, for every task with a container environment."""
+    refs: dict[str, list[str]] = {}
+    for task in suite.tasks:
+        if task.dockerfile is not None:
+            refs[task.id] = base_images(task.dockerfile)
+        elif task.image is not None:
+            refs[task.id] = [task.image]
+    task_of = {ref: task_id for task_id, named in reversed(refs.items()) for ref in named}
+    ids = image_ids(task_of, task_of=task_of)
+    return {task_id: {ref: ids[ref] for ref in named} for task_id, named in refs.items()}
 
 
 def _budget(suite: Suite) -> dict[str, Any]:
@@ -316,24 +338,25 @@ def find_leaks(task: Task) -> tuple[str, ...]:
     return tuple(dict.fromkeys(reasons))
 
 
-def _hashes(suite: Suite) -> tuple[str, dict[str, str]]:
-    """The dataset_id and each task's hash."""
-    task_hashes = {task.id: _task_hash(task) for task in suite.tasks}
+def _hashes(suite: Suite) -> tuple[str, dict[str, str], dict[str, dict[str, str]]]:
+    """The dataset_id and each task's hash (and the images they rest on)."""
+    images = _images(suite)
+    task_hashes = {task.id: _task_hash(task, images.get(task.id, {})) for task in suite.tasks}
     h = _Hasher()
     h.put("schema", LOCK_SCHEMA)
     h.put("budget", _canonical(_budget(suite)))
     for task_id in sorted(task_hashes):
         h.put("task", task_id)
         h.put("task-hash", task_hashes[task_id])
-    return "sha256:" + h.hexdigest(), task_hashes
+    return "sha256:" + h.hexdigest(), task_hashes, images
 
 
 def freeze(suite: Suite) -> Lock:
-    """Hash the suite and find leaks (pure: writes nothing)."""
-    dataset_id, task_hashes = _hashes(suite)
-    return _lock(
-        suite, dataset_id, task_hashes, {t.id: r for t in suite.tasks if (r := find_leaks(t))}
-    )
+    """Hash the suite and find leaks (writes nothing; reads the digests of the images its
+    container environments rest on from the local engine, ``_images``)."""
+    dataset_id, task_hashes, images = _hashes(suite)
+    leaks = {t.id: r for t in suite.tasks if (r := find_leaks(t))}
+    return _lock(suite, dataset_id, task_hashes, leaks, images)
 
 
 def _lock(
@@ -341,6 +364,7 @@ def _lock(
     dataset_id: str,
     task_hashes: dict[str, str],
     quarantined: Mapping[str, tuple[str, ...]],
+    images: Mapping[str, Mapping[str, str]],
 ) -> Lock:
     return Lock(
         name=suite.name,
@@ -349,6 +373,7 @@ def _lock(
         quarantined=quarantined,
         budget=_budget(suite),
         grader_version=suite.grader_version,
+        images=images,
     )
 
 
@@ -375,6 +400,19 @@ def read_lock(suite: Suite) -> dict[str, Any] | None:
     return data
 
 
+def _what_changed(task_id: str, locked: object, now: Mapping[str, Mapping[str, str]]) -> str:
+    was = locked.get(task_id) if isinstance(locked, dict) else None
+    is_now = now.get(task_id, {})
+    if isinstance(was, dict):
+        for ref, image_id in sorted(is_now.items()):
+            if was.get(ref) not in (None, image_id):
+                return (
+                    f"task {task_id!r} changed: its image {ref} is now {image_id[:19]}, "
+                    f"the lock has {str(was[ref])[:19]}"
+                )
+    return f"task {task_id!r} changed (prompt, fixture, oracle, environment or settings)"
+
+
 @dataclass(frozen=True)
 class LockCheck:
     """Whether the lock on disk still matches the suite's files."""
@@ -399,13 +437,14 @@ def check_lock(suite: Suite | str | Path) -> LockCheck:
     """
     if not isinstance(suite, Suite):
         suite = load_suite(suite)
-    dataset_id, task_hashes = _hashes(suite)
+    dataset_id, task_hashes, images = _hashes(suite)
     data = read_lock(suite)
     leaks = data.get("leaks") if data is not None else None
     if data is not None and data.get("dataset_id") == dataset_id and isinstance(leaks, dict):
-        current = _lock(suite, dataset_id, task_hashes, {t: tuple(r) for t, r in leaks.items()})
+        found = {t: tuple(r) for t, r in leaks.items()}
     else:
-        current = freeze(suite)
+        found = {t.id: r for t in suite.tasks if (r := find_leaks(t))}
+    current = _lock(suite, dataset_id, task_hashes, found, images)
     if data is None:
         return LockCheck(current, None, (f"no lock: run 'trialbook suite freeze {suite.root}'",))
     changed: list[str] = []
@@ -417,7 +456,7 @@ def check_lock(suite: Suite | str | Path) -> LockCheck:
         elif task_id not in old:
             changed.append(f"task {task_id!r} was added")
         elif old[task_id] != new[task_id]:
-            changed.append(f"task {task_id!r} changed (prompt, fixture, oracle or settings)")
+            changed.append(_what_changed(task_id, data.get("images"), current.images))
     if data.get("budget") != current.budget:
         changed.append(f"the budget changed: {data.get('budget')} -> {current.budget}")
     locked_id = data.get("dataset_id")

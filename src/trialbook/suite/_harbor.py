@@ -8,7 +8,8 @@ script). :func:`import_harbor` writes each as a trialbook task of the container 
 from instruction.md, the image built from environment/ (or named), the workspace bound at the
 image's working directory and starting as the image's files there, tests/ as the oracle bound at
 /tests, ``bash /tests/test.sh`` as the grader and the reward file as the verdict
-(``verdict = "harbor-reward"``, read as Harbor reads it). The solutions go beside the suite, never
+(``verdict = "harbor-reward"``, read as Harbor reads it), graded after a timeout as Harbor
+grades it (``grade_after_timeout`` in suite.toml). The solutions go beside the suite, never
 in it (the suite is hidden from agents): ``SUITE.solutions/run.sh`` runs a task's ``solve.sh``
 and is the oracle agent (docs/suites.md, "Harbor datasets").
 
@@ -198,6 +199,9 @@ def import_harbor(dataset: Path, out: Path, *, k: int = 1) -> HarborImport:
     tasks_dir.mkdir(parents=True)
     (out / "suite.toml").write_text(
         f"name = {json.dumps(dataset.resolve().name)}\nk = {k}\ntimeout_s = {longest!r}\n"
+        # Harbor runs the verifier after an agent timeout and keeps its reward (the trial's
+        # exception is AgentTimeoutError, its reward counts in Harbor's mean): so does trialbook
+        "grade_after_timeout = true\n"
         f"description = {json.dumps(f'imported from the Harbor dataset {dataset.resolve()}')}\n",
         encoding="utf-8",
     )

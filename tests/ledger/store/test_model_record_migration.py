@@ -1,5 +1,5 @@
 """Migration 14: a schema-13 store gains the run record's ``model`` (the gateway settings a resume
-takes again). Its runs come through unchanged (no settings: not recorded); a new run's settings
+takes again) and ``agent_mounts`` (what of the host the container tier showed the agent). Its runs come through unchanged (no settings: not recorded); a new run's settings
 round-trip, and the table itself refuses text that is not JSON there."""
 
 from __future__ import annotations
@@ -37,10 +37,13 @@ def test_migration_14_adds_the_model_settings_to_a_schema_13_store(tmp_path: Pat
     with LedgerStore(db) as store:
         assert SCHEMA_VERSION >= 14
         assert [v for v, _, _ in store.migrations()] == list(range(1, SCHEMA_VERSION + 1))
-        store.create_run(RunRecord(run_id="new", k_budget=1, model=settings))
+        store.create_run(
+            RunRecord(run_id="new", k_budget=1, model=settings, agent_mounts=("/opt/agent",))
+        )
         runs = {s.record.run_id: s.record for s in store.runs()}
-    assert runs["old"].model is None  # not recorded
+    assert (runs["old"].model, runs["old"].agent_mounts) == (None, ())  # not recorded
     assert runs["new"].model == settings
+    assert runs["new"].agent_mounts == ("/opt/agent",)
     conn = sqlite3.connect(db)
     with pytest.raises(sqlite3.IntegrityError):
         conn.execute(

@@ -168,7 +168,8 @@ def _attempt(
     _check_copy(workspace, "fixture", spec.fixture_hash)
     binds: dict[Path, str] = {}
     if spec.container is not None and spec.container.workdir is not None:
-        seed_workspace(spec.container, workspace)  # the image's files there (fixture/ is empty)
+        # the image's files there (fixture/ is empty), copied out once per image into the scratch
+        seed_workspace(spec.container, workspace, spec.scratch)
         binds[workspace] = spec.container.workdir
     prompt_dir = attempt_dir / "prompt"
     prompt_dir.mkdir()

@@ -30,6 +30,7 @@ from trialbook.harness.sandbox import (
     Cgroup,
     ContainerTarget,
     Tier,
+    agent_files,
     base_env,
     clean_stale_runs,
     command_words,
@@ -175,10 +176,17 @@ def _run(
     transcripts_root = options.ledger.parent / f"{options.ledger.stem}.transcripts"
     options.ledger.parent.mkdir(parents=True, exist_ok=True)
     harness_version = f"trialbook {version('trialbook')}"
+    mounts: tuple[str, ...] = ()
+    if tier == "container":  # what of the host its container shows the agent: its own files
+        hidden = (suite.root.resolve(), options.ledger.resolve(), transcripts_root.resolve())
+        env = base_env(options.pass_env)
+        mounts = tuple(str(p) for p in agent_files(options.agent, env, hidden))
+        if mounts:
+            notes.append(f"the agent's container shows, read-only: {', '.join(mounts)}")
     with LedgerStore(options.ledger) as store:
         if prior is None:
             opened = _new_run(
-                store, options, suite, lock, tier, selection, tasks, digest, harness_version
+                store, options, suite, lock, tier, selection, tasks, digest, harness_version, mounts
             )
         else:
             opened = _resumed_run(store, options, prior)
@@ -295,6 +303,7 @@ def _new_run(
     tasks: list[Task],
     digest: str | None,
     harness_version: str,
+    mounts: tuple[str, ...],
 ) -> _Opened:
     """A new run's record, pinned in the ledger before its first attempt."""
     record = new_record(
@@ -321,6 +330,7 @@ def _new_run(
             "selection": selection.description,
             "protocol": suite.protocol,
             "model": model_record(options.model, options.network_model),
+            "agent_mounts": mounts,
         },
     )
     store.create_run(record)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         find_engine,
         seed_workspace,
     )
+    from trialbook.harness.sandbox._container_wrap import agent_files
     from trialbook.harness.sandbox._env import base_env
     from trialbook.harness.sandbox._environments import prepare_environments
     from trialbook.harness.sandbox._forward import RELAY_VAR, Door, ensure_relay, forwarded
@@ -76,6 +77,7 @@ __all__ = [
     "Outcome",
     "SandboxSpec",
     "Tier",
+    "agent_files",
     "agent_filled_the_disk",
     "base_env",
     "bound_problem",
@@ -118,6 +120,7 @@ _LAZY = {
     "LABEL_RUN": "_container",
     "find_engine": "_container",
     "seed_workspace": "_container",
+    "agent_files": "_container_wrap",
     "base_env": "_env",
     "prepare_environments": "_environments",
     "Door": "_forward",

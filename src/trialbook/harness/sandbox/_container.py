@@ -24,6 +24,8 @@ import os
 import resource
 import shutil
 import subprocess
+import tempfile
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -44,6 +46,7 @@ __all__ = [
     "context_digest",
     "engine_for",
     "find_engine",
+    "missing_folder",
     "network_problem",
     "remove_containers",
     "run_argv",
@@ -101,10 +104,49 @@ class ContainerTarget:
     """The verdict is the reward file the verifier writes in /logs/verifier (attempt/_reward.py)."""
 
 
-def seed_workspace(target: ContainerTarget, workspace: Path) -> None:
+def seed_workspace(target: ContainerTarget, workspace: Path, cache: Path | None = None) -> None:
     """Copy the image's files at ``target.workdir`` into the (empty) host ``workspace``: an
     attempt's workspace starts as the task's environment made it. OSError with the engine's last
-    line when the image has no such folder or the copy fails (a harness error)."""
+    line when the image has no such folder or the copy fails (a harness error).
+
+    ``cache``: a folder of the run's own (the attempts' scratch), where the image's files are
+    copied out once per image and folder (a container created for it, ``cp`` out of it, removed:
+    a fraction of a second) and each attempt's workspace copied from there, owners, modes and
+    links as they were."""
+    assert target.workdir is not None
+    if cache is None:
+        _copy_out(target, workspace)
+        return
+    key = hashlib.sha256(f"{target.image}\0{target.workdir}".encode()).hexdigest()[:24]
+    kept = cache / f"seed-{key}"
+    with _SEEDING_LOCK:
+        lock = _SEEDING.setdefault(key, threading.Lock())
+    with lock:  # one copy out per image, however many attempts start at once
+        if not kept.is_dir():
+            cache.mkdir(parents=True, exist_ok=True)
+            partial = Path(tempfile.mkdtemp(prefix=f"seed-{key}.", dir=cache))
+            try:
+                _copy_out(target, partial)
+                os.rename(partial, kept)
+            except OSError:
+                shutil.rmtree(partial, ignore_errors=True)
+                if not kept.is_dir():  # not another process's copy that came first
+                    raise
+    copied = subprocess.run(
+        ["cp", "-a", "--", f"{kept}/.", str(workspace)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if copied.returncode != 0:
+        raise OSError(f"the image's files could not be copied into the workspace: "
+                      f"{_tail(copied.stderr)}")  # fmt: skip
+
+
+_SEEDING: dict[str, threading.Lock] = {}
+_SEEDING_LOCK = threading.Lock()
+
+
+def _copy_out(target: ContainerTarget, folder: Path) -> None:
+    """The image's files at ``target.workdir``, copied into ``folder`` by the engine."""
     assert target.workdir is not None
     engine = target.engine
     created = subprocess.run(
@@ -118,7 +160,7 @@ def seed_workspace(target: ContainerTarget, workspace: Path) -> None:
     cid = created.stdout.strip()
     try:
         copied = subprocess.run(
-            engine.command("cp", f"{cid}:{target.workdir.rstrip('/')}/.", str(workspace)),
+            engine.command("cp", f"{cid}:{target.workdir.rstrip('/')}/.", str(folder)),
             capture_output=True, text=True, check=False, timeout=_PROBE_TIMEOUT_S,
         )  # fmt: skip
         if copied.returncode != 0:
@@ -216,6 +258,65 @@ def _try(engine: Engine, image: str, network: str = "none") -> str | None:
     return None if done.returncode == 0 else _tail(done.stderr or f"exit status {done.returncode}")
 
 
+_CLONE_NEWUSER = 0x10000000
+_ENOSYS = 38
+_GATED = ("clone", "clone3", "unshare")
+
+
+def no_userns_profile(default: Mapping[str, object]) -> dict[str, object]:
+    """The engine's seccomp profile, made to refuse a new user namespace (as the bwrap tier's
+    ``--disable-userns`` does): ``clone`` and ``unshare`` only without ``CLONE_NEWUSER`` in their
+    flags (the first argument, on x86-64 and arm64), and ``clone3``, whose flags are behind a
+    pointer no filter can read, answered ENOSYS, so that the C library falls back to ``clone``
+    (as Docker's own default profile does). Every other rule as it was."""
+    profile: dict[str, object] = json.loads(json.dumps(default))
+    rules = profile.get("syscalls")
+    if not isinstance(rules, list):
+        raise ValueError("a seccomp profile without a list of syscalls")
+    for rule in rules:
+        if isinstance(rule, dict) and rule.get("action") == "SCMP_ACT_ALLOW":
+            names = rule.get("names")
+            if isinstance(names, list):
+                rule["names"] = [n for n in names if n not in _GATED]
+    without_newuser = {
+        "index": 0,
+        "value": _CLONE_NEWUSER,
+        "valueTwo": 0,
+        "op": "SCMP_CMP_MASKED_EQ",
+    }
+    rules += [
+        {"names": ["clone", "unshare"], "action": "SCMP_ACT_ALLOW", "args": [without_newuser]},
+        {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": _ENOSYS},
+    ]
+    return profile
+
+
+@cache
+def _seccomp_args(name: str, exe: str) -> tuple[str, ...]:
+    """``--security-opt seccomp=PATH`` of a profile without user namespaces, for podman, whose
+    default profile allows them; () for docker, whose built-in default refuses them to a
+    container without CAP_SYS_ADMIN (every capability is dropped here), and where podman names
+    no profile file."""
+    if name != "podman":
+        return ()
+    done = subprocess.run(
+        [exe, "info", "--format", "{{.Host.Security.SECCOMPProfilePath}}"],
+        capture_output=True, text=True, check=False, timeout=_PROBE_TIMEOUT_S,
+    )  # fmt: skip
+    source = Path(done.stdout.strip()) if done.returncode == 0 else None
+    if source is None or not source.is_file():
+        return ()
+    text = json.dumps(no_userns_profile(json.loads(source.read_text())), sort_keys=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"trialbook-seccomp-{digest}.json"
+    if not path.is_file():
+        partial = path.with_suffix(f".{os.getpid()}.partial")
+        partial.write_text(text)
+        partial.chmod(0o644)
+        os.replace(partial, path)
+    return ("--security-opt", f"seccomp={path}")
+
+
 @cache
 def engine_for(requested: str | None, image: str) -> Engine:
     """The engine, with the flags this machine needs, that runs a trivial container of ``image``.
@@ -224,9 +325,13 @@ def engine_for(requested: str | None, image: str) -> Engine:
     and what to install or set. Tried once per process and image.
     """
     name, exe = find_engine(requested)
-    tries = [Engine(name, exe), Engine(name, exe, run_args=_ulimit_args())]
+    seccomp = _seccomp_args(name, exe)
+    tries = [
+        Engine(name, exe, run_args=seccomp),
+        Engine(name, exe, run_args=(*seccomp, *_ulimit_args())),
+    ]
     if name == "podman" and shutil.which("runc") is not None:
-        tries.append(Engine(name, exe, ("--runtime", "runc"), _ulimit_args()))
+        tries.append(Engine(name, exe, ("--runtime", "runc"), (*seccomp, *_ulimit_args())))
     first: str | None = None
     for engine in tries:
         problem = _try(engine, image)
@@ -243,6 +348,23 @@ def engine_for(requested: str | None, image: str) -> Engine:
         f"{name} cannot run a container of {image!r} here: {first} ({advice})",
         argument="container_engine",
     )
+
+
+@cache
+def missing_folder(engine: Engine, image: str, folder: str) -> str | None:
+    """Why ``folder`` is not a folder of ``image`` (None: it is one). A trivial container."""
+    argv = engine.command(
+        "run", "--rm", "--network=none", *engine.run_args, image, "test", "-d", folder
+    )
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if done.returncode == 0:
+        return None
+    return _tail(done.stderr) if done.stderr.strip() else "not a folder there"
 
 
 @cache

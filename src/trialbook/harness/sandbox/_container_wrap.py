@@ -2,7 +2,7 @@
 
 Every host path the command is told of (the workspace, the io folder, the prompt, the oracle copy,
 the verdict channel) is bound at the same path, so the contract's variables hold inside as outside;
-of the rest of the host only what the command names by absolute path (``_agent_files``). The start
+of the rest of the host only what the command names by absolute path (``agent_files``). The start
 check and the word that the command is about to run travel on the status pipe, which podman passes
 into the container (docs/harness.md, "The container tier").
 """
@@ -26,10 +26,10 @@ from trialbook.harness.sandbox._sandbox import (
     _under,
 )
 
-__all__ = ["CONTAINER_STARTED", "container_argv", "inside_env"]
+__all__ = ["CONTAINER_STARTED", "agent_files", "container_argv", "inside_env"]
 
 
-def _agent_files(command: str, env: Mapping[str, str], hidden: Sequence[Path]) -> list[Path]:
+def agent_files(command: str, env: Mapping[str, str], hidden: Sequence[Path]) -> list[Path]:
     """What of the host a container shows the command, read-only at the same path: the folders
     of the programs and files it names by absolute path (the agent's own folder), outside the
     host's system folders (the image has its own); a folder that holds a hidden entry (the suite,
@@ -87,7 +87,7 @@ def container_argv(
         raise ValueError("the container tier needs the task's image (SandboxSpec.container)")
     token = env.get("TRIALBOOK_SANDBOX_TOKEN", "")
     at = spec.binds
-    shown = (*_agent_files(command, env, spec.hidden), *spec.readonly)
+    shown = (*agent_files(command, env, spec.hidden), *spec.readonly)
     readonly = {at.get(p, str(p)): p for p in shown}
     writable = {at.get(p, str(p)): p for p in spec.writable}
     outer: list[str] = []

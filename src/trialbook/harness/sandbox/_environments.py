@@ -22,6 +22,7 @@ from trialbook.harness.sandbox._container import (
     build_image,
     engine_for,
     find_engine,
+    missing_folder,
     network_problem,
 )
 from trialbook.harness.sandbox._sandbox import Tier
@@ -79,6 +80,18 @@ def prepare_environments(
                 argument="sandbox",
             )
         settings = by_id[task_id].container or ContainerSettings()
+        # a Dockerfile's WORKDIR makes its folder; a named image may lack it
+        by_name = settings.workdir is not None and by_id[task_id].dockerfile is None
+        if (
+            by_name
+            and settings.workdir
+            and (why := missing_folder(engine, image, settings.workdir))
+        ):
+            raise ArgumentError(
+                f"task {task_id}: its image {image} has no folder {settings.workdir} to start "
+                f"the workspace from ({why})",
+                argument="workdir",
+            )
         out[task_id] = ContainerTarget(
             engine,
             image,

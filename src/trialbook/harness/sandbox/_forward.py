@@ -256,6 +256,9 @@ def main(argv: list[str]) -> int:
     if netns:
         sys.stdout.buffer.write(_LISTENING)
         sys.stdout.flush()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (1, 2):  # nobody reads these pipes from now on: a full one would block it
+            os.dup2(null, fd)
         with contextlib.suppress(asyncio.CancelledError):
             asyncio.run(_serve_until_eof(listener, path))
         return 0

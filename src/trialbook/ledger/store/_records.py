@@ -84,6 +84,10 @@ class RunRecord:
     """The run's model gateway settings, a JSON object the harness writes and reads (upstream,
     the key's variable name, prices path and digest, budgets; docs/gateway.md, "In a run"); None:
     no gateway, or a run stored before schema 14."""
+    agent_mounts: tuple[str, ...] = ()
+    """The container tier: the host paths its agent's container was shown read-only, because its
+    command names them (the agent's own files: docs/harness.md, "The container tier"); empty in
+    the other tiers and in a run stored before schema 14."""
 
     @property
     def provenance(self) -> Provenance | None:
@@ -126,6 +130,7 @@ def run_values(run: RunRecord) -> dict[str, object]:
     values["source_notes"] = json.dumps(list(run.source_notes)) if run.source_notes else None
     values["graders"] = json.dumps(list(run.graders)) if run.graders else None
     values["pass_env"] = json.dumps(list(run.pass_env)) if run.pass_env else None
+    values["agent_mounts"] = json.dumps(list(run.agent_mounts)) if run.agent_mounts else None
     values["tasks"] = None if run.tasks is None else json.dumps(list(run.tasks))
     values["started_at"] = run.started_at or now()
     return values
@@ -174,7 +179,9 @@ class BadRecord(ValueError):
 
 _INTS = frozenset({"k_budget", "planned"})
 _FLOATS = frozenset({"timeout_s", "temperature"})
-_JSON = frozenset({"seeds", "source_files", "source_notes", "graders", "pass_env", "tasks"})
+_JSON = frozenset(
+    {"seeds", "source_files", "source_notes", "graders", "pass_env", "tasks", "agent_mounts"}
+)
 
 
 def _shown(value: object) -> str:
@@ -241,10 +248,12 @@ def record_from_stored(data: dict[str, object]) -> RunRecord:
     tasks = _items(data.pop("tasks", None))
     graders = _items(data.pop("graders", None))
     pass_env = _items(data.pop("pass_env", None))
+    mounts = _items(data.pop("agent_mounts", None))
     return RunRecord(
         **data,  # type: ignore[arg-type]
         graders=tuple(graders or ()),
         pass_env=tuple(pass_env or ()),
+        agent_mounts=tuple(mounts or ()),
         tasks=None if tasks is None else tuple(tasks),
         seeds=None if seeds is None else tuple(seeds),
         source_files=tuple(SourceFile(str(f["path"]), str(f["sha256"])) for f in files or ()),

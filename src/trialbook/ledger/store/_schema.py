@@ -393,9 +393,12 @@ ALTER TABLE attempts ADD COLUMN "cache_write_tokens" INTEGER
 # Schema 14: the run's model gateway settings on its record (JSON: the upstream, the name of the
 # key's variable, never the key, the price table's path and digest, the budgets), so that a resume
 # reaches the model as the run did without being told again. NULL: no gateway, or not recorded.
+# Also the container tier's read-only mounts of the agent's own files (JSON list of host paths).
 _V14 = """
 ALTER TABLE runs ADD COLUMN model TEXT
     CHECK (model IS NULL OR (typeof(model) = 'text' AND json_valid(model)));
+ALTER TABLE runs ADD COLUMN agent_mounts TEXT
+    CHECK (agent_mounts IS NULL OR (typeof(agent_mounts) = 'text' AND json_valid(agent_mounts)));
 """
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
@@ -416,7 +419,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         "model_calls, cache_read_tokens and cache_write_tokens: the model gateway's figures",
         _V13,
     ),
-    (14, "the run's model gateway settings on its record, for its resume", _V14),
+    (14, "the run's model gateway settings and the agent's mounts on its record", _V14),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
