@@ -20,6 +20,7 @@ import pytest
 from tests.harness._containers import BASE, PYTHON, container_engine
 from trialbook.errors import ArgumentError
 from trialbook.harness.sandbox import _container as ct
+from trialbook.harness.sandbox._seccomp import no_userns_profile
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +112,7 @@ def test_the_profile_refuses_only_new_user_namespaces() -> None:
             {"names": ["setns"], "action": "SCMP_ACT_ERRNO"},
         ],
     }
-    profile = ct.no_userns_profile(default)
+    profile = no_userns_profile(default)
     rules = profile["syscalls"]
     assert isinstance(rules, list)
     assert rules[0] == {"names": ["read"], "action": "SCMP_ACT_ALLOW"}

@@ -1,13 +1,13 @@
 """The sandbox room: how one command (an agent's or a grader's) runs, and what every tier shares.
 
-The tiers (``_sandbox``: process, bwrap; ``_container`` and ``_container_wrap``: podman or docker,
-each task's image made ready by ``_environments``), the command runner that enforces the wall-clock
-timeout and leaves no process behind (``_process``, its raw output in ``_captured``, ``_sweep``,
-``_cgroup``, ``_limits``, ``_cancel``), which program a command starts and whether the tier shows it
-(``_programs``), the file system of an attempt (``_fs``), a run's scratch folder, its watchdog and
-the clearing of what killed harnesses left (``_scratch``, ``_watchdog``, ``_stamp``), the
-environment every command starts from (``_env``) and the model gateway's door inside a sandbox
-(``_forward``, run by its path).
+The tiers (``_sandbox``: process, bwrap; ``_container``, ``_container_wrap`` and ``_seccomp``:
+podman or docker, each task's image made ready by ``_environments``), the command runner that
+enforces the wall-clock timeout and leaves no process behind (``_process``, its raw output in
+``_captured``, ``_sweep``, ``_cgroup``, ``_limits``, ``_cancel``), which program a command starts
+and whether the tier shows it (``_programs``), the file system of an attempt (``_fs``), a run's
+scratch folder, its watchdog and the clearing of what killed harnesses left (``_scratch``,
+``_watchdog``, ``_stamp``), the environment every command starts from (``_env``) and the model
+gateway's door inside a sandbox (``_forward``, run by its path).
 
 It imports no other room of the harness. Exports load lazily, so that the run's watchdog
 (``python -m trialbook.harness.sandbox._watchdog``) starts without importing the rest of the room.

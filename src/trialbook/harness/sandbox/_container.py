@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 
 from trialbook.errors import ArgumentError
+from trialbook.harness.sandbox._seccomp import seccomp_args
 
 __all__ = [
     "ENGINES",
@@ -258,65 +259,6 @@ def _try(engine: Engine, image: str, network: str = "none") -> str | None:
     return None if done.returncode == 0 else _tail(done.stderr or f"exit status {done.returncode}")
 
 
-_CLONE_NEWUSER = 0x10000000
-_ENOSYS = 38
-_GATED = ("clone", "clone3", "unshare")
-
-
-def no_userns_profile(default: Mapping[str, object]) -> dict[str, object]:
-    """The engine's seccomp profile, made to refuse a new user namespace (as the bwrap tier's
-    ``--disable-userns`` does): ``clone`` and ``unshare`` only without ``CLONE_NEWUSER`` in their
-    flags (the first argument, on x86-64 and arm64), and ``clone3``, whose flags are behind a
-    pointer no filter can read, answered ENOSYS, so that the C library falls back to ``clone``
-    (as Docker's own default profile does). Every other rule as it was."""
-    profile: dict[str, object] = json.loads(json.dumps(default))
-    rules = profile.get("syscalls")
-    if not isinstance(rules, list):
-        raise ValueError("a seccomp profile without a list of syscalls")
-    for rule in rules:
-        if isinstance(rule, dict) and rule.get("action") == "SCMP_ACT_ALLOW":
-            names = rule.get("names")
-            if isinstance(names, list):
-                rule["names"] = [n for n in names if n not in _GATED]
-    without_newuser = {
-        "index": 0,
-        "value": _CLONE_NEWUSER,
-        "valueTwo": 0,
-        "op": "SCMP_CMP_MASKED_EQ",
-    }
-    rules += [
-        {"names": ["clone", "unshare"], "action": "SCMP_ACT_ALLOW", "args": [without_newuser]},
-        {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": _ENOSYS},
-    ]
-    return profile
-
-
-@cache
-def _seccomp_args(name: str, exe: str) -> tuple[str, ...]:
-    """``--security-opt seccomp=PATH`` of a profile without user namespaces, for podman, whose
-    default profile allows them; () for docker, whose built-in default refuses them to a
-    container without CAP_SYS_ADMIN (every capability is dropped here), and where podman names
-    no profile file."""
-    if name != "podman":
-        return ()
-    done = subprocess.run(
-        [exe, "info", "--format", "{{.Host.Security.SECCOMPProfilePath}}"],
-        capture_output=True, text=True, check=False, timeout=_PROBE_TIMEOUT_S,
-    )  # fmt: skip
-    source = Path(done.stdout.strip()) if done.returncode == 0 else None
-    if source is None or not source.is_file():
-        return ()
-    text = json.dumps(no_userns_profile(json.loads(source.read_text())), sort_keys=True)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    path = Path(tempfile.gettempdir()) / f"trialbook-seccomp-{digest}.json"
-    if not path.is_file():
-        partial = path.with_suffix(f".{os.getpid()}.partial")
-        partial.write_text(text)
-        partial.chmod(0o644)
-        os.replace(partial, path)
-    return ("--security-opt", f"seccomp={path}")
-
-
 @cache
 def engine_for(requested: str | None, image: str) -> Engine:
     """The engine, with the flags this machine needs, that runs a trivial container of ``image``.
@@ -325,7 +267,7 @@ def engine_for(requested: str | None, image: str) -> Engine:
     and what to install or set. Tried once per process and image.
     """
     name, exe = find_engine(requested)
-    seccomp = _seccomp_args(name, exe)
+    seccomp = seccomp_args(name, exe, _PROBE_TIMEOUT_S)
     tries = [
         Engine(name, exe, run_args=seccomp),
         Engine(name, exe, run_args=(*seccomp, *_ulimit_args())),
