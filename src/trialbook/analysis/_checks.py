@@ -116,7 +116,10 @@ def check_rates(rows: Ledger, groups: TaskTable, rates: CheckRates) -> tuple[Che
             if not verdict.passed:
                 reasons[name][verdict.reason or NO_REASON] += 1
     out = []
+    order = groups.in_row_order()  # tasks in order of first appearance, however coded: every
+    # source of the same rows then sums the same vector in the same order (the SE to the last bit)
     for name, (n, c) in counts.items():
+        n, c = n[order], c[order]
         seen = n > 0
         share = (c[seen] / n[seen]).reshape(-1, 1)
         estimate = rates(share, (name,), float(n.sum()))[name]

@@ -231,3 +231,25 @@ def test_the_kept_columns_are_what_reading_uses(
     monkeypatch.setattr(StoreTallies, "_tally", lambda *_: pytest.fail("the SQL path was taken"))
     monkeypatch.setattr(StoreTallies, "_precise", _never_precise)
     assert _doc(db) == _doc(jsonl)
+
+
+def test_a_checks_rate_is_the_same_to_the_last_bit_however_the_source_coded_its_tasks(
+    tmp_path: Path,
+) -> None:
+    # Found by the property above: run b's row names task-3 first in the file, so the file codes
+    # task-3 first; the store, which inserts run a's rows first, codes task-0 first. A check's
+    # per-task shares were summed in code order: the SE and the interval then differed in the
+    # last bits between the two sources of the same rows.
+    from tests.conftest import base_row
+
+    rows = [base_row("task-3", 0, passed=False, k=2, run_id="b")]
+    for task in range(5):
+        for attempt in range(2):
+            passed = task == 3 and attempt == 0
+            row = base_row(f"task-{task}", attempt, passed=passed, k=2, run_id="a")
+            row["checks"] = json.dumps({"supported": {"passed": passed, "reason": None}})
+            rows.append(row)
+    jsonl = tmp_path / "l.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    plain = own_schema_db(tmp_path / "plain.db", rows)
+    assert _doc(plain, run="a") == _doc(jsonl, run="a")
