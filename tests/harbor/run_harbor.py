@@ -10,7 +10,7 @@ Every task runs with Harbor's ``oracle`` and ``nop`` agents, k attempts each (``
 :class:`podman_environment.PodmanCliEnvironment` (named by import path, Harbor itself unpatched);
 ``--sleeper TASK`` also runs :class:`sleeper_agent.SleeperAgent` on that one task. Every agent has
 the task's own timeout, which in Harbor also counts the oracle's upload of solution/ and download
-of its log (``podman cp`` and ``exec`` calls here: the 3 s task's oracle took 0.7-2.2 s on a loaded
+of its log (``podman cp`` and ``exec`` calls here: the 8 s task's oracle took 0.7-2.2 s on a loaded
 2-core machine), where trialbook's counts the agent's command only. The output is
 ``[{task, agent, attempt, rewards, exception}, ...]``: ``rewards`` is Harbor's
 ``verifier_result.rewards`` (null when the verifier gave none), ``exception`` the type name of

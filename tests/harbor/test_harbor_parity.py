@@ -2,7 +2,7 @@
 trial (issue 29).
 
 The dataset is tests/harness/test_harbor_dataset.py's (five tasks: a Dockerfile, a named image, a
-verifier that writes no reward, a multi-key reward, a 3 s timeout). trialbook imports it
+verifier that writes no reward, a multi-key reward, an 8 s timeout). trialbook imports it
 (``suite import harbor``) and runs it in the container tier; Harbor runs it through its own Job API
 (tests/harbor/run_harbor.py, in the Harbor venv) in tests/harbor/podman_environment.py, a Harbor
 environment on the podman command line with the engine flags trialbook's own probe found. Both run
@@ -235,6 +235,6 @@ def test_what_each_says_about_a_missing_reward_and_a_timeout(both: dict[str, Any
     timeouts = {k for k, e in harbor.items() if e["exception"] == "AgentTimeoutError"}
     # silent's verifier writes nothing unless the agent did its work: the no-op's trials
     assert missing == {("silent", "nop", i) for i in range(K)}
-    # only the sleeper outlives the 3 s timeout; in both
+    # only the sleeper outlives the 8 s timeout; in both
     assert timeouts == {(TIMEOUT_TASK, "sleeper", i) for i in range(K)}
     assert {k for k, r in ours.items() if r["timed_out"]} == timeouts

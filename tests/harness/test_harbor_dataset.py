@@ -58,7 +58,7 @@ TASKS: dict[str, dict[str, str]] = {
         "solution/solve.sh": "echo ok > out\n",
     },
     "slow": {
-        "task.toml": "[agent]\ntimeout_sec = 3\n[environment]\nnetwork_mode = 'no-network'\n",
+        "task.toml": "[agent]\ntimeout_sec = 8\n[environment]\nnetwork_mode = 'no-network'\n",
         "environment/Dockerfile": DOCKERFILE,
         "environment/input.txt": "x\n",
         "tests/test.sh": "echo 1 > /logs/verifier/reward.txt\n",
