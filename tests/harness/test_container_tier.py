@@ -24,7 +24,7 @@ from trialbook.errors import LedgerError
 from trialbook.harness import RunOptions, run_suite
 from trialbook.harness.sandbox import _container as ct
 from trialbook.ledger import ledger_rows, read_checks, read_ledger
-from trialbook.suite import freeze, load_suite
+from trialbook.suite import freeze, load_suite, write_lock
 
 IMAGE = [f'image = "{BASE}"']
 
@@ -284,6 +284,44 @@ def test_a_dockerfile_task_runs_in_its_built_image_and_its_context_is_in_the_loc
         run_suite(RunOptions(suite=suite, agent=agent, ledger=ledger, sandbox="container"))
         (row,) = _rows(ledger)
         assert row["status"] == "passed"
+    finally:
+        tag = f"localhost/trialbook-env:{ct.context_digest(env, env / 'Dockerfile')[:32]}"
+        subprocess.run(engine.command("rmi", "--force", tag), capture_output=True, check=False)
+
+
+def test_a_dockerfile_whose_workdir_no_step_writes_starts_an_empty_workspace(
+    engine: ct.Engine, tmp_path: Path
+) -> None:
+    # podman's build leaves such a WORKDIR unmade in the image (a container makes it at start):
+    # the workspace is then an empty folder there, as Docker's WORKDIR would make it
+    suite = make_suite(
+        tmp_path / "suite",
+        {
+            "bare": {
+                "toml": ['dockerfile = "environment/Dockerfile"', 'workdir = "/app"'],
+                "grader": "test -f /app/hello && test $(ls -A /app | wc -l) = 1",
+            }
+        },
+        k=1,
+        freeze=False,
+    )
+    env = suite / "tasks" / "bare" / "environment"
+    env.mkdir()
+    marker = uuid.uuid4().hex  # an image of this test's own: no other test removes it meanwhile
+    (env / "Dockerfile").write_text(f"FROM {BASE}\nLABEL test={marker}\nWORKDIR /app\n")
+    write_lock(load_suite(suite), freeze(load_suite(suite)))
+    ledger = tmp_path / "runs.db"
+    try:
+        run_suite(
+            RunOptions(
+                suite=suite,
+                agent=_agent(tmp_path, "touch hello"),
+                ledger=ledger,
+                sandbox="container",
+            )
+        )
+        (row,) = _rows(ledger)
+        assert row["status"] == "passed", row
     finally:
         tag = f"localhost/trialbook-env:{ct.context_digest(env, env / 'Dockerfile')[:32]}"
         subprocess.run(engine.command("rmi", "--force", tag), capture_output=True, check=False)

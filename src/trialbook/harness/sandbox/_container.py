@@ -103,6 +103,10 @@ class ContainerTarget:
     memory_mb: int | None = None
     reward: bool = False
     """The verdict is the reward file the verifier writes in /logs/verifier (attempt/_reward.py)."""
+    built: bool = False
+    """The image was built from the task's Dockerfile: its ``WORKDIR`` is made when a container of
+    it first starts (podman's build leaves it unmade unless a later step writes there), so the
+    copy out of the image starts its container first."""
 
 
 def seed_workspace(target: ContainerTarget, workspace: Path, cache: Path | None = None) -> None:
@@ -152,7 +156,7 @@ def _copy_out(target: ContainerTarget, folder: Path) -> None:
     engine = target.engine
     created = subprocess.run(
         engine.command("create", "--label", f"{LABEL_HARNESS}={target.labels.get(LABEL_HARNESS, '')}",
-                       target.image, "true"),
+                       "--network=none", *engine.run_args, target.image, "true"),
         capture_output=True, text=True, check=False, timeout=_PROBE_TIMEOUT_S,
     )  # fmt: skip
     if created.returncode != 0:
@@ -160,6 +164,14 @@ def _copy_out(target: ContainerTarget, folder: Path) -> None:
                       f"{_tail(created.stderr)}")  # fmt: skip
     cid = created.stdout.strip()
     try:
+        if target.built:  # its WORKDIR is made when the container first starts
+            started = subprocess.run(
+                engine.command("start", "--attach", cid),
+                capture_output=True, text=True, check=False, timeout=_PROBE_TIMEOUT_S,
+            )  # fmt: skip
+            if started.returncode != 0:
+                raise OSError(f"{engine.name} could not start a container of {target.image}: "
+                              f"{_tail(started.stderr)}")  # fmt: skip
         copied = subprocess.run(
             engine.command("cp", f"{cid}:{target.workdir.rstrip('/')}/.", str(folder)),
             capture_output=True, text=True, check=False, timeout=_PROBE_TIMEOUT_S,

@@ -101,5 +101,6 @@ def prepare_environments(
             cpus=settings.cpus,
             memory_mb=settings.memory_mb,
             reward=settings.verdict == "harbor-reward",
+            built=by_id[task_id].dockerfile is not None,
         )
     return out
