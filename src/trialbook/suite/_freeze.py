@@ -223,7 +223,7 @@ def _images(suite: Suite) -> dict[str, dict[str, str]]:
         elif task.image is not None:
             refs[task.id] = [task.image]
     task_of = {ref: task_id for task_id, named in reversed(refs.items()) for ref in named}
-    ids = image_ids(task_of, task_of=task_of)
+    ids = image_ids(task_of)
     return {task_id: {ref: ids[ref] for ref in named} for task_id, named in refs.items()}
 
 

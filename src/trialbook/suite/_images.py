@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from trialbook.errors import SuiteError
@@ -63,11 +63,11 @@ def _engine() -> str | None:
     return None
 
 
-def image_ids(refs: Iterable[str], *, task_of: Mapping[str, str]) -> dict[str, str]:
-    """Reference -> the image ID (``sha256:...``) the local engine has under it. SuiteError in
-    one line, naming a task that needs it (``task_of``), when there is no engine or no such
-    image."""
-    wanted = sorted(set(refs))
+def image_ids(task_of: Mapping[str, str]) -> dict[str, str]:
+    """Reference -> the image ID (``sha256:...``) the local engine has under it, for each
+    reference of ``task_of`` (reference -> a task that needs it). SuiteError in one line, naming
+    that task, when there is no engine or no such image."""
+    wanted = sorted(task_of)
     if not wanted:
         return {}
     exe = _engine()

@@ -118,6 +118,12 @@ def run_suite(
     notes += unbound_notes()
     if selection.quarantined:
         notes.append(f"quarantined (oracle leak), not run: {', '.join(selection.quarantined)}")
+    mounts: tuple[str, ...] = ()
+    if tier == "container":  # what of the host its container shows the agent: its own files
+        hidden = (suite.root.resolve(), options.ledger.resolve(), transcripts_root.resolve())
+        mounts = tuple(str(p) for p in agent_files(options.agent, env, hidden))
+        if mounts:
+            notes.append(f"the agent's container shows, read-only: {', '.join(mounts)}")
 
     tasks, model = model_gateway(
         options.model,
@@ -148,6 +154,7 @@ def run_suite(
             stop,
             model,
             environments=environments,
+            mounts=mounts,
         )
     finally:
         executor.shutdown()
@@ -169,6 +176,7 @@ def _run(
     model: ModelGateway | None = None,
     *,
     environments: Mapping[str, ContainerTarget],
+    mounts: tuple[str, ...] = (),
 ) -> RunResult:
     """The run itself, on an executor that is ready: its record opened (or resumed), its attempts
     planned, driven and the run's end recorded."""
@@ -176,13 +184,6 @@ def _run(
     transcripts_root = options.ledger.parent / f"{options.ledger.stem}.transcripts"
     options.ledger.parent.mkdir(parents=True, exist_ok=True)
     harness_version = f"trialbook {version('trialbook')}"
-    mounts: tuple[str, ...] = ()
-    if tier == "container":  # what of the host its container shows the agent: its own files
-        hidden = (suite.root.resolve(), options.ledger.resolve(), transcripts_root.resolve())
-        env = base_env(options.pass_env)
-        mounts = tuple(str(p) for p in agent_files(options.agent, env, hidden))
-        if mounts:
-            notes.append(f"the agent's container shows, read-only: {', '.join(mounts)}")
     with LedgerStore(options.ledger) as store:
         if prior is None:
             opened = _new_run(
