@@ -132,6 +132,36 @@ class EventSplitter:
         self._buffer = data[start:]
         return events
 
+    def feed_through(self, chunk: bytes, reader: StreamReader) -> bytes:
+        """The whole events of ``chunk`` (and what was held back) the client is to see.
+
+        The same bytes as joining the events of :meth:`feed` that ``reader.event`` keeps, with less
+        work: only the events ``reader`` wants to read are cut out (:meth:`StreamReader.find`);
+        the runs between them, most of a stream, pass on as they came.
+        """
+        data = self._buffer + chunk if self._buffer else chunk
+        if b"\r" in data:
+            self._buffer = b""
+            return b"".join(e for e in self.feed(data) if reader.event(e))
+        size = _after_last_event(data)
+        if not size:
+            self._buffer = data
+            return b""
+        whole, self._buffer = data[:size], data[size:]
+        kept: list[bytes] = []
+        done = 0  # whole[:done] is dealt with
+        while done < size and (start := reader.find(whole, done)) >= 0:
+            stop = whole.find(b"\n\n", start) + 2
+            kept.append(whole[done:start])
+            event = whole[start:stop]
+            if reader.read(event):
+                kept.append(event)
+            done = stop
+        if not done:
+            return whole
+        kept.append(whole[done:])
+        return b"".join(kept)
+
     def rest(self) -> bytes:
         """What is left after the stream ended (an event cut short)."""
         rest, self._buffer = self._buffer, b""
@@ -165,6 +195,36 @@ def _data(event: bytes) -> Any:
 
 # an event that may carry a usage figure: only these (and the first, for the model) are parsed
 _USAGE = re.compile(rb'"usage"\s*:\s*\{')
+_ANTHROPIC_USAGE = (b"message_start", b"message_delta")
+
+
+def _after_last_event(data: bytes) -> int:
+    """Where the last whole event of ``data`` (which begins with an event) ends; 0 if none does.
+
+    Events end at the first blank line, so in a run of newlines the boundaries pair them from the
+    run's first: of three, two end an event and the third begins the next."""
+    end = data.rfind(b"\n\n")
+    if end < 0:
+        return 0
+    first = end
+    while first > 0 and data[first - 1] == 10:
+        first -= 1
+    return first + (end + 2 - first) // 2 * 2
+
+
+def _event_start(events: bytes, start: int, at: int) -> int:
+    """The beginning of the event that holds index ``at``, as :meth:`EventSplitter.feed` cuts
+    them: from ``start`` (an event's beginning) each event ends at the first blank line, so in a run
+    of newlines the boundaries pair them from the run's first."""
+    end = events.rfind(b"\n\n", start, at)
+    if end < 0:
+        return start
+    first, last = end, end + 2
+    while first > start and events[first - 1] == 10:
+        first -= 1
+    while last < at and events[last] == 10:
+        last += 1
+    return first + (last - first) // 2 * 2
 
 
 class StreamReader:
@@ -173,13 +233,25 @@ class StreamReader:
     def __init__(self, into: CallUsage) -> None:
         self.usage = into
 
+    def find(self, events: bytes, start: int) -> int:
+        """Where the first event worth parsing begins in whole ``events``, from index ``start``
+        (at an event's beginning) on; -1 when none is. Most events, text deltas, are not: until
+        the model is known each is, then only those that may carry a usage figure."""
+        if self.usage.model is None:
+            return start
+        found = _USAGE.search(events, start)
+        return -1 if found is None else _event_start(events, start, found.start())
+
     def wanted(self, event: bytes) -> bool:
         """Whether the event is worth parsing (most are text deltas, passed unread)."""
-        return self.usage.model is None or _USAGE.search(event) is not None
+        return self.find(event, 0) >= 0
 
     def event(self, event: bytes) -> bool:
-        if not self.wanted(event):
-            return True
+        """Read the event if it is worth it; whether the client is to see it."""
+        return self.read(event) if self.wanted(event) else True
+
+    def read(self, event: bytes) -> bool:
+        """Read the event (:meth:`find` found it worth it); whether the client is to see it."""
         data = _data(event)
         if isinstance(data, dict):
             return self.observe(data)
@@ -221,8 +293,9 @@ class ResponsesStream(StreamReader):
 class AnthropicStream(StreamReader):
     """Anthropic message events: usage in ``message_start``, cumulative in ``message_delta``."""
 
-    def wanted(self, event: bytes) -> bool:
-        return b"message_start" in event or b"message_delta" in event
+    def find(self, events: bytes, start: int) -> int:
+        found = [i for kind in _ANTHROPIC_USAGE if (i := events.find(kind, start)) >= 0]
+        return _event_start(events, start, min(found)) if found else -1
 
     def observe(self, data: dict[str, Any]) -> bool:
         kind = data.get("type")
@@ -239,8 +312,8 @@ class AnthropicStream(StreamReader):
 class _Other(StreamReader):
     """A stream of an endpoint the gateway does not meter: passed through, nothing read."""
 
-    def event(self, event: bytes) -> bool:
-        return True
+    def find(self, events: bytes, start: int) -> int:
+        return -1
 
 
 def stream_reader(api: str, path: str, into: CallUsage, *, strip_usage: bool) -> StreamReader:
