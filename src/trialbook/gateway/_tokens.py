@@ -16,16 +16,16 @@ import threading
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["TOKEN_PATTERN", "Check", "TokenRegistry", "new_token"]
+__all__ = ["TOKEN_PATTERN", "TOKEN_PREFIX", "Check", "TokenRegistry", "new_token"]
 
-_PREFIX = "tb-gw-"
-TOKEN_PATTERN = re.compile(re.escape(_PREFIX) + r"[A-Za-z0-9_-]{43}")
+TOKEN_PREFIX = "tb-gw-"
+TOKEN_PATTERN = re.compile(re.escape(TOKEN_PREFIX) + r"[A-Za-z0-9_-]{43}")
 """Every token the gateway issues has this shape (the call log redacts anything that matches)."""
 
 
 def new_token() -> str:
     """A fresh token: 256 random bits."""
-    return _PREFIX + secrets.token_urlsafe(32)
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
 class Check(Enum):
