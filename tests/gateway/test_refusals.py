@@ -117,3 +117,39 @@ def test_budgets_refuse_nonsense() -> None:
         Budgets(max_cost=-1.0)
     with pytest.raises(ArgumentError, match="max_tokens"):
         Budgets(max_tokens=0)
+
+
+def test_a_path_stepping_out_of_the_apis_base_is_not_forwarded(
+    make_gateway: Callable[..., Gateway], upstream: FakeUpstream
+) -> None:
+    """``..`` in a path would reach the provider above the base URL the user named (another
+    tenant's prefix of a proxy, say): refused before anything goes up."""
+    import urllib.error
+    import urllib.request
+
+    gateway = make_gateway()
+    env = gateway.open_attempt("a")
+    for path in ("/../../v1/models", "/%2e%2e/v1/models", "/./models"):
+        request = urllib.request.Request(
+            env["OPENAI_BASE_URL"] + path,
+            headers={"Authorization": f"Bearer {env['OPENAI_API_KEY']}"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 404, path
+    openai.OpenAI(base_url=env["OPENAI_BASE_URL"], api_key=env["OPENAI_API_KEY"]).models.list()
+    gateway.close_attempt("a")
+    assert [seen.path for seen in upstream.seen] == ["/v1/models"]
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [("", "is empty"), ("sk-abc\n", "line break"), ("sk abc", "space"), ("sk\x00", "control")],
+)
+def test_a_key_that_cannot_be_a_header_value_is_refused_when_the_gateway_is_made(
+    key: str, why: str
+) -> None:
+    from trialbook.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match=why):
+        Gateway("http://127.0.0.1:9/v1", None, key)

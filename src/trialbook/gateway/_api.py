@@ -71,6 +71,14 @@ class Gateway:
             )
         if not key:
             raise ArgumentError("key: the upstream's API key is empty", argument="key")
+        if any(c <= " " or c == "\x7f" for c in key):
+            # sent as a header value: a line break in it would end the header (a key read
+            # from a file keeps the file's last newline)
+            raise ArgumentError(
+                "key: the upstream's API key holds a space, a line break or another control "
+                "character (a trailing newline from the file it was read from?)",
+                argument="key",
+            )
         if not read_timeout_s > 0:
             raise ArgumentError(
                 f"read_timeout_s: must be > 0, got {read_timeout_s!r}", argument="read_timeout_s"

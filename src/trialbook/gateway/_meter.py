@@ -152,14 +152,17 @@ class Meter:
             else:
                 self.refused += 1
 
-    def spent(self) -> tuple[int, Decimal | None, str | None]:
-        """Tokens, cost (None when not measurable) and the first unpriced model, so far."""
+    def spent(self, *, cost: bool = True) -> tuple[int, Decimal | None, str | None]:
+        """Tokens, cost (None when not measurable, or not asked for) and the first unpriced
+        model, so far."""
         with self._lock:
             tokens = sum(
                 s.input + s.output + s.cache_read + s.cache_write for s in self._models.values()
             )
-            cost, unpriced = self._cost()
-            return tokens, cost, unpriced[0] if unpriced else None
+            if not cost:
+                return tokens, None, None
+            cost_now, unpriced = self._cost()
+            return tokens, cost_now, unpriced[0] if unpriced else None
 
     def _cost(self) -> tuple[Decimal | None, list[str]]:
         total = Decimal(0)

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
-import aiohttp
 import orjson
 from aiohttp import web
 
@@ -24,7 +24,20 @@ from trialbook.gateway._log import REDACTED, CallLog, redacted_headers
 from trialbook.gateway._meter import Meter, ProviderFailure
 from trialbook.gateway._shapes import api_error
 from trialbook.gateway._tokens import Check, TokenRegistry
-from trialbook.gateway._usage import CallUsage, EventSplitter, body_usage, stream_reader
+from trialbook.gateway._upstream import (
+    BadRequest,
+    UpstreamBroken,
+    UpstreamPool,
+    UpstreamResponse,
+    UpstreamUnreachable,
+)
+from trialbook.gateway._usage import (
+    CallUsage,
+    EventSplitter,
+    StreamReader,
+    body_usage,
+    stream_reader,
+)
 
 __all__ = ["Attempt", "Proxy", "Upstreams"]
 
@@ -43,11 +56,16 @@ _HOP = frozenset(
         "content-length",
     }
 )
-# never passed up: the agent's credentials (replaced by the real key) and its encodings (the
-# gateway reads the answer, so it asks for what it can decode)
-_NOT_UP = _HOP | {"authorization", "x-api-key", "accept-encoding", "cookie"}
-# never passed down: the answer is decoded here, so its length and encoding change
-_NOT_DOWN = _HOP | {"content-encoding", "set-cookie"}
+# never passed up: the agent's credentials (replaced by the real key), its encodings (the gateway
+# reads the answer, so it asks for it plain) and its expectations of the gateway's own server
+_NOT_UP = _HOP | {"authorization", "x-api-key", "accept-encoding", "cookie", "expect"}
+# never passed down: the answer's framing is the gateway's own (an encoding the client could not
+# have asked for is decoded by the pool, which leaves its header out)
+_NOT_DOWN = _HOP | {"set-cookie"}
+# a path of the upstream's API as the pool writes it: its segments quoted, a "." or ".." segment
+# refused (it would step out of the upstream's base path)
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+_DOT_SEGMENTS = frozenset({".", ".."})
 REDACTED_BYTES = REDACTED.encode()
 _METERED = ("chat/completions", "completions", "responses", "messages")
 
@@ -64,6 +82,25 @@ class Upstreams:
     """The real key: sent upstream only."""
     read_timeout_s: float = 600.0
     """Longest wait for the upstream's next bytes before the call counts as timed out."""
+
+
+class _Stream(web.StreamResponse):
+    """A streamed answer whose head goes down with its first bytes, in one write (as aiohttp's
+    own ``Response`` sends its head; a ``StreamResponse`` sends it alone, at once, by default)."""
+
+    _send_headers_immediately = False
+
+
+@dataclass(frozen=True)
+class _Call:
+    """What a forwarded call is, as the answer's reading and metering need it."""
+
+    api: str
+    path: str
+    """The path under the API's base (``chat/completions``)."""
+    attempt: Attempt
+    requested: str | None
+    """The model the request asked for."""
 
 
 @dataclass
@@ -95,21 +132,18 @@ class Proxy:
         self.registry = registry
         self.lookup = lookup
         self.budgets = budgets
-        self.session: aiohttp.ClientSession | None = None
+        self.pools: dict[str, UpstreamPool] = {}
+        """One pool of connections per upstream base URL (opened on the server's loop)."""
         self._key = upstreams.key.encode()
 
     async def open(self) -> None:
-        self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0, enable_cleanup_closed=True),
-            auto_decompress=True,
-            timeout=aiohttp.ClientTimeout(
-                total=None, sock_connect=30, sock_read=self.upstreams.read_timeout_s
-            ),
-        )
+        for base in (self.upstreams.openai, self.upstreams.anthropic):
+            if base is not None and base not in self.pools:
+                self.pools[base] = UpstreamPool(base, read_timeout_s=self.upstreams.read_timeout_s)
 
     async def close(self) -> None:
-        if self.session is not None:
-            await self.session.close()
+        for pool in self.pools.values():
+            pool.close()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         slug, api, tail = (request.match_info[k] for k in ("slug", "api", "tail"))
@@ -127,123 +161,125 @@ class Proxy:
         attempt.meter.begin()
         try:
             base = self.upstreams.anthropic if api == "anthropic" else self.upstreams.openai
-            if base is None or (api == "openai" and not tail.startswith("v1/")):
+            path = tail[3:] if api == "openai" else tail
+            if (
+                base is None
+                or (api == "openai" and not tail.startswith("v1/"))
+                or _DOT_SEGMENTS.intersection(path.split("/"))
+            ):
                 return api_error(
                     api, 404, "not_found", f"trialbook gateway: no upstream for {api} path {tail!r}"
                 )
-            tokens, cost, unpriced = attempt.meter.spent()
-            refusal = budget_refusal(self.budgets, tokens=tokens, cost=cost, unpriced=unpriced)
+            refusal = self._over_budget(attempt)
             if refusal is not None:
                 attempt.meter.refuse(budget=True)
                 self._log_refusal(attempt, request, tail, "budget", refusal)
                 return api_error(api, 429, "budget", refusal)
-            path = tail[3:] if api == "openai" else tail
-            url = base.rstrip("/") + "/" + path
-            if request.query_string:
-                url += "?" + request.query_string
-            return await self._forward(request, api, path, url, attempt)
+            target = "/" + quote(path, safe=_PATH_SAFE)
+            if request.rel_url.raw_query_string:
+                target += "?" + request.rel_url.raw_query_string
+            return await self._forward(request, api, path, self.pools[base], target, attempt)
         finally:
             attempt.meter.finish()
 
-    async def _forward(
-        self, request: web.Request, api: str, path: str, url: str, attempt: Attempt
-    ) -> web.StreamResponse:
-        assert self.session is not None
-        body = await request.read()
-        requested, body, strip = _prepare(api, path, body)
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_UP}
-        if api == "anthropic":
-            headers["x-api-key"] = self.upstreams.key
-        else:
-            headers["Authorization"] = f"Bearer {self.upstreams.key}"
-        return await self._call(request, api, path, url, attempt, body, headers, strip, requested)
+    def _over_budget(self, attempt: Attempt) -> str | None:
+        """Why the attempt's next call is refused for its budget, or None."""
+        budgets = self.budgets
+        if budgets.max_cost is None and budgets.max_tokens is None:
+            return None
+        tokens, cost, unpriced = attempt.meter.spent(cost=budgets.max_cost is not None)
+        return budget_refusal(budgets, tokens=tokens, cost=cost, unpriced=unpriced)
 
-    async def _call(
+    async def _forward(
         self,
         request: web.Request,
         api: str,
         path: str,
-        url: str,
+        pool: UpstreamPool,
+        target: str,
         attempt: Attempt,
-        body: bytes,
-        headers: dict[str, str],
-        strip: bool,
-        requested: str | None,
     ) -> web.StreamResponse:
-        assert self.session is not None
+        body = await request.read()
+        requested, body, strip = _prepare(api, path, body)
+        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _NOT_UP]
+        if api == "anthropic":
+            headers.append(("x-api-key", self.upstreams.key))
+        else:
+            headers.append(("Authorization", f"Bearer {self.upstreams.key}"))
+        # the answer is read here: asked for plain, it needs no decoding
+        headers.append(("Accept-Encoding", "identity"))
+        try:
+            sent = pool.prepare(request.method, target, headers, body)
+        except BadRequest as exc:
+            return api_error(api, 400, "bad_request", f"trialbook gateway: {exc}")
+        return await self._call(
+            request, pool, sent, body, strip, _Call(api, path, attempt, requested)
+        )
+
+    async def _call(
+        self,
+        request: web.Request,
+        pool: UpstreamPool,
+        sent: bytes,
+        body: bytes,
+        strip: bool,
+        call: _Call,
+    ) -> web.StreamResponse:
+        api, attempt = call.api, call.attempt
         usage = CallUsage()
         failure: ProviderFailure | None = None
         status = 0
         kept = bytearray()
         keep = attempt.log.body_limit * 4 if attempt.log is not None else 0
         answer: web.StreamResponse
-        started_at = datetime.now(UTC).isoformat()
+        started_at = datetime.now(UTC).isoformat() if attempt.log is not None else ""
         start = time.perf_counter()
+        up: UpstreamResponse | None = None
         try:
-            async with self.session.request(
-                request.method, url, data=body, headers=headers, allow_redirects=False
-            ) as up:
-                status = up.status
-                if status >= 500 or status == 429:
-                    failure = ProviderFailure(status, "status")
-                down = {
-                    k: v.replace(self.upstreams.key, REDACTED)
-                    for k, v in up.headers.items()
-                    if k.lower() not in _NOT_DOWN
-                }
-                if up.content_type == "text/event-stream":
-                    answer = web.StreamResponse(status=status, headers=down)
-                    await answer.prepare(request)
-                    reader = stream_reader(api, path, usage, strip_usage=strip)
-                    splitter = EventSplitter()
-                    try:
-                        async for chunk in up.content.iter_any():
-                            if len(kept) < keep:
-                                kept += chunk[: keep - len(kept)]
-                            # one write per chunk read, of the events the client is to see
-                            events = splitter.feed(chunk)
-                            if events:
-                                out = b"".join(e for e in events if reader.event(e))
-                                if out:
-                                    await answer.write(self._unkeyed(out))
-                        rest = splitter.rest()
-                        if rest:
-                            await answer.write(self._unkeyed(rest))
-                        await answer.write_eof()
-                    except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError):
-                        # the upstream broke the stream: so does the gateway, as the API would
-                        failure = failure or ProviderFailure(None, "dropped")
-                        if request.transport is not None:
-                            request.transport.abort()
-                    except ConnectionResetError:
-                        pass  # the client left; what it used so far is kept
-                else:
-                    data = await up.read()
-                    if keep:
-                        kept += data[:keep]
-                    body_usage(api, data, usage)
-                    answer = web.Response(status=status, body=self._unkeyed(data), headers=down)
+            up = await pool.request(request.method, sent)
+            status = up.status
+            if status >= 500 or status == 429:
+                failure = ProviderFailure(status, "status")
+            down = [
+                (k, v.replace(self.upstreams.key, REDACTED))
+                for k, v in up.headers
+                if k.lower() not in _NOT_DOWN
+            ]
+            if up.content_type == "text/event-stream":
+                reader = stream_reader(api, call.path, usage, strip_usage=strip)
+                answer, broke = await self._stream(
+                    request, up, down, EventSplitter(), reader, kept, keep
+                )
+                failure = failure or broke
+            else:
+                data = await up.read()
+                if keep:
+                    kept += data[:keep]
+                body_usage(api, data, usage)
+                answer = web.Response(status=status, body=self._unkeyed(data), headers=down)
         except TimeoutError:
             failure = ProviderFailure(None, "timeout")
             answer = api_error(
                 api, 504, "upstream", "trialbook gateway: the model provider did not answer in time"
             )
-        except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
+        except (UpstreamUnreachable, UpstreamBroken) as exc:
             failure = ProviderFailure(None, "connection")
             answer = api_error(
                 api,
                 502,
                 "upstream",
-                f"trialbook gateway: the connection to the model provider failed ({type(exc).__name__})",
+                f"trialbook gateway: the connection to the model provider failed ({exc})",
             )
         finally:
+            if up is not None:
+                up.close()
             seconds = time.perf_counter() - start
             attempt.meter.end(
                 usage,
-                requested=requested,
+                requested=call.requested,
                 seconds=seconds,
                 failure=failure,
-                expected=200 <= status < 300 and path.endswith(_METERED),
+                expected=200 <= status < 300 and call.path.endswith(_METERED),
             )
         if attempt.log is None:
             return answer
@@ -256,7 +292,7 @@ class Proxy:
         self._log_call(
             attempt.log,
             request,
-            path,
+            call.path,
             body,
             bytes(kept),
             status=status,
@@ -266,6 +302,54 @@ class Proxy:
             failure=failure,
         )
         return answer
+
+    async def _stream(
+        self,
+        request: web.Request,
+        up: UpstreamResponse,
+        down: list[tuple[str, str]],
+        splitter: EventSplitter,
+        reader: StreamReader,
+        kept: bytearray,
+        keep: int,
+    ) -> tuple[web.StreamResponse, ProviderFailure | None]:
+        """Pass a stream on as it comes, and the failure that broke it, if one did.
+
+        The head goes down with the stream's first bytes, then one write per read of the events
+        the client is to see, the last with the stream's end. A stream that is whole by its
+        first read (a fast upstream, a short answer) goes down as one answer, in one write.
+        """
+        # a stream that breaks before its first bytes is answered as a call that failed (the
+        # caller's 502 or 504), since nothing of it went down yet
+        chunk = await up.read_any()
+        if up.complete():
+            kept += chunk[:keep]
+            out = splitter.feed_through(chunk, reader) + splitter.rest()
+            return web.Response(status=up.status, body=self._unkeyed(out), headers=down), None
+        answer = _Stream(status=up.status, headers=down)
+        try:
+            await answer.prepare(request)
+            while chunk:
+                if len(kept) < keep:
+                    kept += chunk[: keep - len(kept)]
+                out = splitter.feed_through(chunk, reader)
+                if up.complete():
+                    await answer.write_eof(self._unkeyed(out + splitter.rest()))
+                    return answer, None
+                if out:
+                    await answer.write(self._unkeyed(out))
+                chunk = await up.read_any()
+            await answer.write_eof(self._unkeyed(splitter.rest()))
+        except (UpstreamBroken, TimeoutError) as exc:
+            # the upstream broke the stream: so does the gateway, as the API would
+            if request.transport is not None:
+                request.transport.abort()
+            return answer, ProviderFailure(
+                None, "timeout" if isinstance(exc, TimeoutError) else "dropped"
+            )
+        except ConnectionResetError:
+            pass  # the client left; what it used so far is kept
+        return answer, None
 
     def _unkeyed(self, data: bytes) -> bytes:
         """``data`` with the real key blanked: a provider may quote it (in an error, say)."""

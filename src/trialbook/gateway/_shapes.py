@@ -18,6 +18,7 @@ _KINDS = {
     "auth": ("invalid_request_error", "invalid_api_key", "authentication_error"),
     "budget": ("insufficient_quota", "insufficient_quota", "rate_limit_error"),
     "not_found": ("invalid_request_error", "not_found", "not_found_error"),
+    "bad_request": ("invalid_request_error", None, "invalid_request_error"),
     "upstream": ("server_error", None, "api_error"),
 }
 
@@ -30,6 +31,6 @@ def api_error(api: str, status: int, kind: str, message: str) -> web.Response:
     else:
         body = {"error": {"message": message, "type": openai_type, "param": None, "code": code}}
     headers = {"Content-Type": "application/json"}
-    if kind in ("auth", "budget", "not_found"):
+    if kind in ("auth", "budget", "not_found", "bad_request"):
         headers["x-should-retry"] = "false"
     return web.Response(status=status, body=orjson.dumps(body), headers=headers)

@@ -31,7 +31,7 @@ from trialbook.suite import Task
 
 if (
     TYPE_CHECKING
-):  # the gateway (and aiohttp, the 'gateway' extra) loads only for a run that uses it
+):  # the gateway (and its 'gateway' extra) loads only for a run that uses it
     from trialbook.gateway import AttemptUsage
 
 __all__ = [
@@ -298,7 +298,7 @@ class ModelGateway:
             from trialbook.gateway import Budgets, Gateway, Prices, read_prices
         except ImportError as exc:
             raise ArgumentError(
-                f"model_upstream: the model gateway needs aiohttp ({exc}): "
+                f"model_upstream: the model gateway needs its extra ({exc}): "
                 "pip install 'trialbook[gateway]'",
                 argument="model_upstream",
             ) from None
