@@ -128,12 +128,16 @@ class UpstreamResponse:
     # -- the connection's side: what it parsed, and what became of it --------------------------
 
     def headers_done(self, status: int, headers: list[tuple[str, str]]) -> None:
+        """The status line and headers are in. A body neither sized nor chunked runs to the
+        connection's end (RFC 9112, 6.3)."""
         framed = False
         encoding = ""
         kept = []
         for name, value in headers:
             lower = name.lower()
-            if lower in ("content-length", "transfer-encoding"):
+            if lower == "content-length" or (
+                lower == "transfer-encoding" and value.lower().rstrip().endswith("chunked")
+            ):
                 framed = True
             if lower == "content-encoding":
                 encoding = value.strip().lower()
