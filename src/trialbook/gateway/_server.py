@@ -87,7 +87,12 @@ class ServerThread:
             loop.close()
 
     async def _listen(self) -> None:
-        runner = web.AppRunner(self._make_app(), handle_signals=False, access_log=None)
+        # no SO_KEEPALIVE probes: the peers are on this machine or its cluster, and a connection
+        # left idle is closed by the server's own keep-alive timeout long before the kernel's
+        # first probe (two hours); setting it cost a system call per connection
+        runner = web.AppRunner(
+            self._make_app(), handle_signals=False, access_log=None, tcp_keepalive=False
+        )
         await runner.setup()
         self._runner = runner
         # the socket is bound here, so its ephemeral port is known on every aiohttp version
