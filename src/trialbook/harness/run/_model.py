@@ -29,9 +29,7 @@ from trialbook.harness.attempt import AttemptSpec
 from trialbook.harness.sandbox import RELAY_VAR, Door, find_engine, forwarded
 from trialbook.suite import Task
 
-if (
-    TYPE_CHECKING
-):  # the gateway (and its 'gateway' extra) loads only for a run that uses it
+if TYPE_CHECKING:  # the gateway (and its 'gateway' extra) loads only for a run that uses it
     from trialbook.gateway import AttemptUsage
 
 __all__ = [
