@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from trialbook.cli._console import echo, width
-from trialbook.cli._options import passed_env, sandbox_option, user_errors
+from trialbook.cli._options import passed_env, sandbox_choice, user_errors
 from trialbook.cli._progress import Progress
 
 __all__ = ["run"]
@@ -57,7 +57,7 @@ EXIT_INTERRUPTED = 130
     type=int,
     help="Attempts run at once (default: the project's, else 1; on Ray the cluster's CPUs).",
 )
-@sandbox_option
+@sandbox_choice(process=" (the model gateway then needs --accept-open-network)")
 @click.option(
     "--subset",
     "subset",
@@ -93,7 +93,11 @@ EXIT_INTERRUPTED = 130
     metavar="NAME",
     help="Pass this variable of the caller's environment to the agent (repeatable; nothing else passes).",
 )
-@click.option("--model-version", help="Model snapshot under test, recorded in every row.")
+@click.option(
+    "--model-version",
+    help="Model snapshot under test, recorded in the run and its rows (through the gateway, a "
+    "row records the model the upstream answered instead, where its attempt called one).",
+)
 @click.option(
     "--model-upstream",
     "model_upstream",
@@ -119,14 +123,16 @@ EXIT_INTERRUPTED = 130
     "max_cost_per_attempt",
     type=float,
     metavar="DOLLARS",
-    help="With --model-upstream: past this cost an attempt's next model call is refused.",
+    help="With --model-upstream: once an attempt's calls have cost this much or more, its next "
+    "model call is refused.",
 )
 @click.option(
     "--max-tokens-per-attempt",
     "max_tokens_per_attempt",
     type=int,
     metavar="N",
-    help="With --model-upstream: past this many tokens an attempt's next model call is refused.",
+    help="With --model-upstream: once an attempt has used this many tokens or more, its next "
+    "model call is refused.",
 )
 @click.option(
     "--network",
