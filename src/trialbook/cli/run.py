@@ -181,7 +181,8 @@ def run(
     under the suite's timeout, one ledger row per finished attempt.
 
     In a project with a trialbook.toml (or [tool.trialbook] in pyproject.toml) naming the suite,
-    agent and ledger, 'trialbook run' alone runs it; options given here take precedence.
+    agent and ledger, 'trialbook run' alone runs it; options given here take precedence. A
+    resume takes its settings from the run's record, not from the file (nor its [model] table).
 
     Before the first attempt, the agent's and graders' programs are checked inside the sandbox.
     Ctrl-C (or SIGTERM) stops cleanly: running attempts are killed and left without a row, and
@@ -206,15 +207,15 @@ def run(
             system = system or project.system
             sandbox = sandbox or project.sandbox
             pass_env = pass_env or project.pass_env
+            if (m := project.model) is not None:  # [model]: each option given here wins
+                model_upstream = model_upstream or m.upstream
+                model_key_env = model_key_env or m.key_env
+                prices = prices or m.prices
+                max_cost_per_attempt = max_cost_per_attempt or m.max_cost_per_attempt
+                max_tokens_per_attempt = max_tokens_per_attempt or m.max_tokens_per_attempt
+                if accept_open_network is None:
+                    accept_open_network = m.accept_open_network
         jobs = jobs or project.jobs
-        if (m := project.model) is not None:  # [model]: each option given here wins
-            model_upstream = model_upstream or m.upstream
-            model_key_env = model_key_env or m.key_env
-            prices = prices or m.prices
-            max_cost_per_attempt = max_cost_per_attempt or m.max_cost_per_attempt
-            max_tokens_per_attempt = max_tokens_per_attempt or m.max_tokens_per_attempt
-            if accept_open_network is None:
-                accept_open_network = m.accept_open_network
         executor = executor or project.executor
         ray_address = ray_address or project.ray_address
     executor = executor or "local"

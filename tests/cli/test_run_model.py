@@ -1,0 +1,107 @@
+"""``trialbook run`` and the model gateway, from the command line: a resume reads no ``[model]``
+table.
+
+The agent is tests/harness/test_model_gateway.py's (a real ``openai`` client), the upstream the
+fake of tests/gateway/fake.py.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from tests.conftest import make_suite
+from tests.gateway.fake import FakeUpstream, Script
+from tests.harness.test_model_gateway import AGENT, KEY_ENV, REAL_KEY
+from tests.harness.test_run import _tier_param
+from trialbook.cli import main
+from trialbook.ledger import LedgerStore, ledger_rows, read_ledger
+
+BWRAP = [_tier_param("bwrap")]
+GREEDY = "python agent.py greedy"
+"""Calls the model until the gateway refuses it (tests/harness/test_model_gateway.py)."""
+
+
+@pytest.fixture
+def upstream() -> Iterator[FakeUpstream]:
+    fake = FakeUpstream(Script()).start()
+    yield fake
+    fake.stop()
+
+
+def _suite(root: Path, upstream: FakeUpstream, extra: str = "") -> Path:
+    tasks = {"greedy": {"grader": "test -f ok", "fixture": {"agent.py": AGENT}}}
+    return make_suite(root, tasks, k=1, timeout_s=60, extra=extra)
+
+
+def _prices(path: Path, upstream: FakeUpstream) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f'[models."{upstream.script.model}"]\ninput = 2\noutput = 8\ncache_read = 0.5\n'
+    )
+    return path
+
+
+def _per_call(upstream: FakeUpstream) -> int:
+    """Tokens of one OpenAI call of the fake (prompt_tokens counts the cached ones)."""
+    s = upstream.script
+    return s.input + s.cache_read + s.output
+
+
+def _invoke(args: list[str]) -> Result:
+    return CliRunner().invoke(main, ["run", *args])
+
+
+def _recorded(ledger: Path) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """The ledger's one run: its id, its record's model settings and its rows."""
+    rows = list(ledger_rows(read_ledger(ledger)))
+    run_id = rows[0]["run_id"]
+    with LedgerStore(ledger) as store:
+        status = store.run(run_id)
+    assert status is not None
+    assert status.record.model is not None
+    return run_id, json.loads(status.record.model), rows
+
+
+@pytest.mark.parametrize("where", ["trialbook.toml"])
+@pytest.mark.parametrize("tier", BWRAP)
+def test_a_resume_reads_no_model_table(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str, where: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    table = f'[model]\nupstream = "{upstream.url}"\nkey_env = "{KEY_ENV}"\nmax_tokens_per_attempt = 1000\n'
+    suite = _suite(tmp_path / "suite", upstream, extra=table if where == "suite.toml" else "")
+    project = f'suite = "suite"\nagent = "{GREEDY}"\nledger = "runs.db"\nsandbox = "{tier}"\n\n'
+    (tmp_path / "trialbook.toml").write_text(project + (table if where == "trialbook.toml" else ""))
+    monkeypatch.chdir(tmp_path)
+    first = _invoke([])
+    assert first.exit_code == 0, first.output
+    run_id, model, _ = _recorded(tmp_path / "runs.db")
+    assert model["max_tokens_per_attempt"] == 1000
+    # the user edits the budget for their next runs; this run keeps its own
+    edited = tmp_path / where if where == "trialbook.toml" else suite / "suite.toml"
+    edited.write_text(edited.read_text().replace("= 1000", "= 2000"))
+    resumed = _invoke(["--resume", run_id])
+    assert resumed.exit_code == 0, resumed.output
+    assert _recorded(tmp_path / "runs.db")[1]["max_tokens_per_attempt"] == 1000
+    # options given on the command line are still held to the run's record
+    other = _invoke(
+        [
+            "--resume",
+            run_id,
+            "--model-upstream",
+            upstream.url,
+            "--model-key-env",
+            KEY_ENV,
+            "--max-tokens-per-attempt",
+            "2000",
+        ]
+    )
+    assert other.exit_code == 2
+    assert "--max-tokens-per-attempt: run" in other.stderr
+    assert "reached its model with max_tokens_per_attempt 1000, not 2000" in other.stderr
