@@ -1,5 +1,5 @@
-"""``trialbook run`` and the model gateway, from the command line: a resume reads no ``[model]``
-table.
+"""``trialbook run`` and the model gateway, from the command line: the ``[model]`` tables of
+trialbook.toml and suite.toml are taken below the options, and a resume reads neither table.
 
 The agent is tests/harness/test_model_gateway.py's (a real ``openai`` client), the upstream the
 fake of tests/gateway/fake.py.
@@ -68,7 +68,40 @@ def _recorded(ledger: Path) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
     return run_id, json.loads(status.record.model), rows
 
 
-@pytest.mark.parametrize("where", ["trialbook.toml"])
+@pytest.mark.parametrize("tier", BWRAP)
+def test_options_win_over_trialbook_toml_which_wins_over_suite_toml(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    monkeypatch.setenv("TB_SUITE_KEY", "not-this-one")
+    # the suite names a model nothing answers at, its own key variable, a price table beside
+    # suite.toml and a budget of 1 token
+    suite = _suite(
+        tmp_path / "suite",
+        upstream,
+        extra='[model]\nupstream = "http://127.0.0.1:9"\nkey_env = "TB_SUITE_KEY"\n'
+        'prices = "prices.toml"\nmax_tokens_per_attempt = 1\n',
+    )
+    _prices(suite / "prices.toml", upstream)
+    (tmp_path / "trialbook.toml").write_text(
+        f'suite = "suite"\nagent = "{GREEDY}"\nledger = "out/runs.db"\nsandbox = "{tier}"\n\n'
+        f'[model]\nupstream = "{upstream.url}"\nkey_env = "{KEY_ENV}"\n'
+        "max_tokens_per_attempt = 2\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    limit = _per_call(upstream)
+    done = _invoke(["--max-tokens-per-attempt", str(limit)])
+    assert done.exit_code == 0, done.output
+    _, model, [row] = _recorded(tmp_path / "out" / "runs.db")
+    assert model["upstream"] == upstream.url  # trialbook.toml's over suite.toml's
+    assert model["key_env"] == KEY_ENV
+    assert model["prices"]["path"] == str((suite / "prices.toml").resolve())  # suite.toml's
+    assert model["max_tokens_per_attempt"] == limit  # the command line's over both
+    assert row["model_calls"] == 1
+    assert row["cost"] is not None
+
+
+@pytest.mark.parametrize("where", ["trialbook.toml", "suite.toml"])
 @pytest.mark.parametrize("tier", BWRAP)
 def test_a_resume_reads_no_model_table(
     tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str, where: str
@@ -105,3 +138,16 @@ def test_a_resume_reads_no_model_table(
     assert other.exit_code == 2
     assert "--max-tokens-per-attempt: run" in other.stderr
     assert "reached its model with max_tokens_per_attempt 1000, not 2000" in other.stderr
+
+
+def test_a_files_model_setting_without_an_upstream_is_refused_naming_it(
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    suite = _suite(tmp_path / "suite", upstream, extra="[model]\nmax_tokens_per_attempt = 10\n")
+    done = _invoke([str(suite), "--agent", "true", "--ledger", str(tmp_path / "runs.db")])
+    assert done.exit_code == 2
+    assert done.stderr == (
+        f"trialbook: error: {suite / 'suite.toml'}: model.max_tokens_per_attempt: needs an "
+        "upstream (model.upstream in a [model] table, or --model-upstream)\n"
+    )
+    assert not (tmp_path / "runs.db").exists()

@@ -181,8 +181,10 @@ def run(
     under the suite's timeout, one ledger row per finished attempt.
 
     In a project with a trialbook.toml (or [tool.trialbook] in pyproject.toml) naming the suite,
-    agent and ledger, 'trialbook run' alone runs it; options given here take precedence. A
-    resume takes its settings from the run's record, not from the file (nor its [model] table).
+    agent and ledger, 'trialbook run' alone runs it; options given here take precedence. The
+    --model-* settings may also come from a [model] table: each option given here wins over
+    trialbook.toml's, which wins over suite.toml's; a resume reads neither (its run's record
+    keeps them).
 
     Before the first attempt, the agent's and graders' programs are checked inside the sandbox.
     Ctrl-C (or SIGTERM) stops cleanly: running attempts are killed and left without a row, and
@@ -193,11 +195,22 @@ def run(
     from trialbook.cli._signals import stop_on_signals
     from trialbook.errors import ArgumentError
     from trialbook.harness import ModelOptions, RunOptions, load_project, run_suite
+    from trialbook.suite import ModelTable
 
     if resume is not None and (run_id is not None or system is not None):
         raise ArgumentError(
             "--resume takes the run's own id, system and settings: drop --run-id/--system"
         )
+    model = ModelTable(
+        upstream=model_upstream,
+        key_env=model_key_env,
+        prices=prices,
+        max_cost_per_attempt=max_cost_per_attempt,
+        max_tokens_per_attempt=max_tokens_per_attempt,
+        accept_open_network=accept_open_network,
+    )
+    # the [model] tables below the options given here: trialbook.toml's, then suite.toml's
+    tables: list[tuple[Path, ModelTable]] = []
     project = load_project(Path.cwd())
     if project is not None:
         ledger = ledger or project.ledger
@@ -207,17 +220,18 @@ def run(
             system = system or project.system
             sandbox = sandbox or project.sandbox
             pass_env = pass_env or project.pass_env
-            if (m := project.model) is not None:  # [model]: each option given here wins
-                model_upstream = model_upstream or m.upstream
-                model_key_env = model_key_env or m.key_env
-                prices = prices or m.prices
-                max_cost_per_attempt = max_cost_per_attempt or m.max_cost_per_attempt
-                max_tokens_per_attempt = max_tokens_per_attempt or m.max_tokens_per_attempt
-                if accept_open_network is None:
-                    accept_open_network = m.accept_open_network
+            if project.model is not None:
+                tables.append((project.path, project.model))
         jobs = jobs or project.jobs
         executor = executor or project.executor
         ray_address = ray_address or project.ray_address
+    if resume is None and suite_dir is not None:
+        from trialbook.suite import load_suite
+
+        if (suite_model := load_suite(suite_dir).model) is not None:
+            tables.append((suite_dir / "suite.toml", suite_model))
+    for _, table in tables:
+        model = model.over(table)
     executor = executor or "local"
     if ray_address is not None and executor != "ray":
         raise ArgumentError("--ray-address needs --executor ray")
@@ -236,18 +250,18 @@ def run(
                 f"--resume {run_id}; for a new run, leave out --run-id (or give a new id)"
             )
     model_options = None
-    if model_upstream is not None:
-        if model_key_env is None:
+    if model.upstream is not None:
+        if model.key_env is None:
             raise ArgumentError(
                 "--model-upstream needs --model-key-env VAR (the real key's variable)"
             )
         model_options = ModelOptions(
-            upstream=model_upstream,
-            key_env=model_key_env,
-            prices=prices,
-            max_cost_per_attempt=max_cost_per_attempt,
-            max_tokens_per_attempt=max_tokens_per_attempt,
-            accept_open_network=bool(accept_open_network),
+            upstream=model.upstream,
+            key_env=model.key_env,
+            prices=model.prices,
+            max_cost_per_attempt=model.max_cost_per_attempt,
+            max_tokens_per_attempt=model.max_tokens_per_attempt,
+            accept_open_network=bool(model.accept_open_network),
         )
     else:
         given = [
@@ -264,6 +278,12 @@ def run(
         ]
         if given:
             raise ArgumentError(f"{given[0]} needs --model-upstream")
+        for path, table in tables:  # a file's setting for a gateway that no one starts
+            if keys := table.keys_set():
+                raise ArgumentError(
+                    f"{path}: model.{keys[0]}: needs an upstream (model.upstream in a [model] "
+                    "table, or --model-upstream)"
+                )
     env = passed_env(pass_env)
     options = RunOptions(
         suite=suite_dir,
