@@ -1,5 +1,6 @@
-"""``trialbook run`` and the model gateway, from the command line: the ``[model]`` tables of
-trialbook.toml and suite.toml are taken below the options, and a resume reads neither table.
+"""``trialbook run`` and the model gateway, from the command line: the ``--model-*`` options reach
+a real run, the ``[model]`` tables of trialbook.toml and suite.toml are taken below them, a resume
+reads neither table, and the process tier's note on the open network is printed as the run starts.
 
 The agent is tests/harness/test_model_gateway.py's (a real ``openai`` client), the upstream the
 fake of tests/gateway/fake.py.
@@ -66,6 +67,56 @@ def _recorded(ledger: Path) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
     assert status is not None
     assert status.record.model is not None
     return run_id, json.loads(status.record.model), rows
+
+
+@pytest.mark.parametrize("tier", BWRAP)
+def test_the_model_options_reach_the_run(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    suite = _suite(tmp_path / "suite", upstream)
+    prices = _prices(tmp_path / "prices.toml", upstream)
+    ledger = tmp_path / "out" / "runs.db"
+    limit = _per_call(upstream)
+    done = _invoke(
+        [
+            str(suite),
+            "--agent",
+            GREEDY,
+            "--ledger",
+            str(ledger),
+            "--sandbox",
+            tier,
+            "--model-upstream",
+            upstream.url,
+            "--model-key-env",
+            KEY_ENV,
+            "--prices",
+            str(prices),
+            "--max-tokens-per-attempt",
+            str(limit),
+            "--network",
+            "model",
+        ]
+    )
+    assert done.exit_code == 0, done.output
+    _, model, [row] = _recorded(ledger)
+    assert model == {
+        "upstream": upstream.url,
+        "key_env": KEY_ENV,  # the variable's name, never its value
+        "prices": {"path": str(prices.resolve()), "sha256": model["prices"]["sha256"]},
+        "max_cost_per_attempt": None,
+        "max_tokens_per_attempt": limit,
+        "accept_open_network": False,
+        "network_model": True,
+    }
+    # and they held: one call metered and priced by the table, the next refused for the budget
+    s = upstream.script
+    assert row["model_calls"] == 1
+    assert row["tokens_in"] + row["tokens_out"] == limit
+    assert row["stop_reason"] == "budget"
+    assert row["cost"] == pytest.approx((s.input * 2 + s.cache_read * 0.5 + s.output * 8) / 1e6)
+    assert REAL_KEY not in ledger.read_bytes().decode("utf-8", "replace")
 
 
 @pytest.mark.parametrize("tier", BWRAP)
@@ -151,3 +202,34 @@ def test_a_files_model_setting_without_an_upstream_is_refused_naming_it(
         "upstream (model.upstream in a [model] table, or --model-upstream)\n"
     )
     assert not (tmp_path / "runs.db").exists()
+
+
+def test_the_process_tiers_note_on_the_open_network_is_printed_as_the_run_starts(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    suite = make_suite(tmp_path / "suite", {"t": {}}, k=1)
+    done = _invoke(
+        [
+            str(suite),
+            "--agent",
+            "true",
+            "--ledger",
+            str(tmp_path / "runs.db"),
+            "--sandbox",
+            "process",
+            "--model-upstream",
+            upstream.url,
+            "--model-key-env",
+            KEY_ENV,
+            "--accept-open-network",
+        ]
+    )
+    assert done.exit_code == 0, done.output
+    lines = " ".join(done.stderr.split())  # the note is wrapped to the terminal's width
+    note = (
+        "model gateway: the agent's model calls are metered; the process tier does not keep it "
+        "to them (it can reach the internet and read the harness's environment: accepted)"
+    )
+    assert note in lines
+    assert lines.index(note) < lines.index("attempts to run")  # before the first attempt
