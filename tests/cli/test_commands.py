@@ -166,3 +166,21 @@ def test_run_with_a_pass_env_variable_not_set_is_one_line_and_writes_nothing(
     (line,) = result.output.strip().splitlines()
     assert "--pass-env: not set in this environment: TRIALBOOK_TEST_SURELY_UNSET" in line
     assert not ledger.exists()
+
+
+def test_runs_help_says_what_the_model_gateway_does() -> None:
+    text = "".join(_help("run").split())  # wrapped at any width, compared without the spaces
+
+    def said(phrase: str) -> bool:
+        return "".join(phrase.split()) in text
+
+    # a budget refuses the next call once the attempt has used it all: at the limit, not past it
+    assert said("once an attempt has used this many tokens or more, its next model call is refused")
+    assert said("once an attempt's calls have cost this much or more, its next model call is")
+    # through the gateway, a row's model_version is the model that answered, not the option's
+    assert said("a row records the model the upstream answered instead")
+    # where the tier is chosen: what the process tier cannot do, and what the gateway then needs
+    assert said(
+        "process: own session + rlimits only, and it cannot close the network (the model gateway "
+        "then needs --accept-open-network)"
+    )

@@ -28,6 +28,7 @@ __all__ = [
     "parse_ks",
     "passed_env",
     "reward_option",
+    "sandbox_choice",
     "sandbox_option",
     "source_option",
     "source_options",
@@ -175,16 +176,23 @@ def interval_options(fn: F) -> F:
     return fn
 
 
-sandbox_option = click.option(
-    "--sandbox",
-    type=click.Choice(["auto", "bwrap", "process", "container"]),
-    default=None,
-    help=(
-        "auto (the default): bubblewrap where it works, else the process tier (and say so); "
-        "bwrap: require it; process: own session + rlimits only; container: each command in "
-        "a fresh container of the task's image (podman or docker)."
-    ),
-)
+def sandbox_choice(process: str = "") -> Callable[[F], F]:
+    """``--sandbox auto|bwrap|process|container`` (see docs/harness.md); ``process``: what else
+    the command's help says the process tier cannot do, where the tier is chosen."""
+    return click.option(
+        "--sandbox",
+        type=click.Choice(["auto", "bwrap", "process", "container"]),
+        default=None,
+        help=(
+            "auto (the default): bubblewrap where it works, else the process tier (and say so); "
+            "bwrap: require it; process: own session + rlimits only, and it cannot close the "
+            f"network{process}; container: each command in a fresh container of the task's image "
+            "(podman or docker)."
+        ),
+    )
+
+
+sandbox_option = sandbox_choice()
 """``--sandbox auto|bwrap|process|container`` (see docs/harness.md)."""
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from trialbook.cli._console import echo, width
-from trialbook.cli._options import passed_env, sandbox_option, user_errors
+from trialbook.cli._options import passed_env, sandbox_choice, user_errors
 from trialbook.cli._progress import Progress
 
 __all__ = ["run"]
@@ -57,7 +57,7 @@ EXIT_INTERRUPTED = 130
     type=int,
     help="Attempts run at once (default: the project's, else 1; on Ray the cluster's CPUs).",
 )
-@sandbox_option
+@sandbox_choice(process=" (the model gateway then needs --accept-open-network)")
 @click.option(
     "--subset",
     "subset",
@@ -93,7 +93,11 @@ EXIT_INTERRUPTED = 130
     metavar="NAME",
     help="Pass this variable of the caller's environment to the agent (repeatable; nothing else passes).",
 )
-@click.option("--model-version", help="Model snapshot under test, recorded in every row.")
+@click.option(
+    "--model-version",
+    help="Model snapshot under test, recorded in the run and its rows (through the gateway, a "
+    "row records the model the upstream answered instead, where its attempt called one).",
+)
 @click.option(
     "--model-upstream",
     "model_upstream",
@@ -119,14 +123,16 @@ EXIT_INTERRUPTED = 130
     "max_cost_per_attempt",
     type=float,
     metavar="DOLLARS",
-    help="With --model-upstream: past this cost an attempt's next model call is refused.",
+    help="With --model-upstream: once an attempt's calls have cost this much or more, its next "
+    "model call is refused.",
 )
 @click.option(
     "--max-tokens-per-attempt",
     "max_tokens_per_attempt",
     type=int,
     metavar="N",
-    help="With --model-upstream: past this many tokens an attempt's next model call is refused.",
+    help="With --model-upstream: once an attempt has used this many tokens or more, its next "
+    "model call is refused.",
 )
 @click.option(
     "--network",
@@ -175,7 +181,10 @@ def run(
     under the suite's timeout, one ledger row per finished attempt.
 
     In a project with a trialbook.toml (or [tool.trialbook] in pyproject.toml) naming the suite,
-    agent and ledger, 'trialbook run' alone runs it; options given here take precedence.
+    agent and ledger, 'trialbook run' alone runs it; options given here take precedence. The
+    --model-* settings may also come from a [model] table: each option given here wins over
+    trialbook.toml's, which wins over suite.toml's; a resume reads neither (its run's record
+    keeps them).
 
     Before the first attempt, the agent's and graders' programs are checked inside the sandbox.
     Ctrl-C (or SIGTERM) stops cleanly: running attempts are killed and left without a row, and
@@ -186,11 +195,22 @@ def run(
     from trialbook.cli._signals import stop_on_signals
     from trialbook.errors import ArgumentError
     from trialbook.harness import ModelOptions, RunOptions, load_project, run_suite
+    from trialbook.suite import ModelTable
 
     if resume is not None and (run_id is not None or system is not None):
         raise ArgumentError(
             "--resume takes the run's own id, system and settings: drop --run-id/--system"
         )
+    model = ModelTable(
+        upstream=model_upstream,
+        key_env=model_key_env,
+        prices=prices,
+        max_cost_per_attempt=max_cost_per_attempt,
+        max_tokens_per_attempt=max_tokens_per_attempt,
+        accept_open_network=accept_open_network,
+    )
+    # the [model] tables below the options given here: trialbook.toml's, then suite.toml's
+    tables: list[tuple[Path, ModelTable]] = []
     project = load_project(Path.cwd())
     if project is not None:
         ledger = ledger or project.ledger
@@ -200,17 +220,18 @@ def run(
             system = system or project.system
             sandbox = sandbox or project.sandbox
             pass_env = pass_env or project.pass_env
+            if project.model is not None:
+                tables.append((project.path, project.model))
         jobs = jobs or project.jobs
-        if (m := project.model) is not None:  # [model]: each option given here wins
-            model_upstream = model_upstream or m.upstream
-            model_key_env = model_key_env or m.key_env
-            prices = prices or m.prices
-            max_cost_per_attempt = max_cost_per_attempt or m.max_cost_per_attempt
-            max_tokens_per_attempt = max_tokens_per_attempt or m.max_tokens_per_attempt
-            if accept_open_network is None:
-                accept_open_network = m.accept_open_network
         executor = executor or project.executor
         ray_address = ray_address or project.ray_address
+    if resume is None and suite_dir is not None:
+        from trialbook.suite import load_suite
+
+        if (suite_model := load_suite(suite_dir).model) is not None:
+            tables.append((suite_dir / "suite.toml", suite_model))
+    for _, table in tables:
+        model = model.over(table)
     executor = executor or "local"
     if ray_address is not None and executor != "ray":
         raise ArgumentError("--ray-address needs --executor ray")
@@ -229,18 +250,18 @@ def run(
                 f"--resume {run_id}; for a new run, leave out --run-id (or give a new id)"
             )
     model_options = None
-    if model_upstream is not None:
-        if model_key_env is None:
+    if model.upstream is not None:
+        if model.key_env is None:
             raise ArgumentError(
                 "--model-upstream needs --model-key-env VAR (the real key's variable)"
             )
         model_options = ModelOptions(
-            upstream=model_upstream,
-            key_env=model_key_env,
-            prices=prices,
-            max_cost_per_attempt=max_cost_per_attempt,
-            max_tokens_per_attempt=max_tokens_per_attempt,
-            accept_open_network=bool(accept_open_network),
+            upstream=model.upstream,
+            key_env=model.key_env,
+            prices=model.prices,
+            max_cost_per_attempt=model.max_cost_per_attempt,
+            max_tokens_per_attempt=model.max_tokens_per_attempt,
+            accept_open_network=bool(model.accept_open_network),
         )
     else:
         given = [
@@ -257,6 +278,12 @@ def run(
         ]
         if given:
             raise ArgumentError(f"{given[0]} needs --model-upstream")
+        for path, table in tables:  # a file's setting for a gateway that no one starts
+            if keys := table.keys_set():
+                raise ArgumentError(
+                    f"{path}: model.{keys[0]}: needs an upstream (model.upstream in a [model] "
+                    "table, or --model-upstream)"
+                )
     env = passed_env(pass_env)
     options = RunOptions(
         suite=suite_dir,

@@ -19,6 +19,7 @@ from trialbook.suite._freeze import (
 )
 from trialbook.suite._harbor import HarborImport, import_harbor
 from trialbook.suite._load import FEEDBACK, LOCK_NAME, PROTOCOLS, Suite, Task, load_suite
+from trialbook.suite._model_table import ModelTable, read_model_table
 
 __all__ = [
     "FEEDBACK",
@@ -30,6 +31,7 @@ __all__ = [
     "HarborImport",
     "Lock",
     "LockCheck",
+    "ModelTable",
     "Suite",
     "SuiteError",
     "Task",
@@ -42,6 +44,7 @@ __all__ = [
     "load_suite",
     "oracle_hash",
     "read_lock",
+    "read_model_table",
     "suite_files",
     "tree_hash",
     "write_lock",

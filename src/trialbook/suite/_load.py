@@ -22,6 +22,7 @@ from trialbook.suite._container_keys import (
     dockerfile_key,
     image_key,
 )
+from trialbook.suite._model_table import ModelTable, read_model_table
 
 __all__ = ["FEEDBACK", "LOCK_NAME", "PROTOCOLS", "Suite", "SuiteError", "Task", "load_suite"]
 
@@ -129,6 +130,10 @@ class Suite:
     """How attempts are made: ``independent`` (fresh workspace, no memory of earlier attempts),
     ``repair`` (attempt i runs after attempt i-1 and is handed its outcome and grader output) or
     ``human-selected`` (a person picks which attempt counts)."""
+    model: ModelTable | None = None
+    """The ``[model]`` table: how ``trialbook run`` reaches a model for this suite's tasks (its
+    gateway), under any trialbook.toml or command-line setting. Not part of the ``dataset_id``:
+    it says how to reach a model, not what a task is."""
 
     @property
     def lock_path(self) -> Path:
@@ -159,6 +164,7 @@ _SUITE_KEYS = {
     "network": 'every task\'s default: false (default), true, or "model" (the model gateway only)',
     "scratch_mb": f"an attempt's own scratch, MiB (default {DEFAULT_SCRATCH_MB})",
     "scratch_inodes": f"files and folders an attempt's scratch may hold (default {DEFAULT_SCRATCH_INODES})",
+    "model": "table: how a run reaches a model through its gateway (upstream, key_env, prices, ...)",
 }
 _TASK_KEYS = {
     "prompt": "prompt text",
@@ -287,6 +293,11 @@ def load_suite(root: str | Path) -> Suite:
         network = False
     scratch_mb = check.count(path, data, "scratch_mb") or DEFAULT_SCRATCH_MB
     scratch_inodes = check.count(path, data, "scratch_inodes") or DEFAULT_SCRATCH_INODES
+    model = None
+    if "model" in data:
+        model, model_problems = read_model_table(path, data["model"])
+        for problem in model_problems:
+            check.add(path, None, problem)
 
     tasks_dir = root / "tasks"
     _refuse_link(tasks_dir, check)
@@ -354,6 +365,7 @@ def load_suite(root: str | Path) -> Suite:
         description=data.get("description"),
         grade_after_timeout=grade_after_timeout,
         protocol=protocol,
+        model=model,
     )
 
 

@@ -2,7 +2,8 @@
 in the row.
 
 ``ModelOptions`` are ``trialbook run --model-upstream URL --model-key-env VAR [--prices F]
-[--max-cost-per-attempt X] [--max-tokens-per-attempt N]`` (or ``[model]`` in trialbook.toml).
+[--max-cost-per-attempt X] [--max-tokens-per-attempt N]`` (or a ``[model]`` table of
+trialbook.toml or suite.toml, which the command reads for a new run, never for a resume).
 The driver opens an attempt on the gateway before it submits the attempt (the agent's
 environment gets the attempt's base URLs and token: the real key stays in this process) and
 closes it when the result comes back, before the row is validated and written. The row then

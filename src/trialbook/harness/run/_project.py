@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trialbook.errors import ArgumentError
+from trialbook.suite import ModelTable, read_model_table
 
-__all__ = ["MODEL_KEYS", "PROJECT_FILE", "PROJECT_KEYS", "ModelTable", "Project", "load_project"]
+__all__ = ["PROJECT_FILE", "PROJECT_KEYS", "Project", "load_project"]
 
 PROJECT_FILE = "trialbook.toml"
 PROJECT_KEYS = (
@@ -30,15 +31,6 @@ PROJECT_KEYS = (
     "ray_address",
     "model",
 )
-MODEL_KEYS = (
-    "upstream",
-    "key_env",
-    "prices",
-    "max_cost_per_attempt",
-    "max_tokens_per_attempt",
-    "accept_open_network",
-)
-"""The keys of the ``[model]`` table (``trialbook run --model-upstream`` and its companions)."""
 
 
 @dataclass(frozen=True)
@@ -57,19 +49,7 @@ class Project:
     executor: str | None = None
     ray_address: str | None = None
     model: ModelTable | None = None
-    """The ``[model]`` table: the run's model gateway."""
-
-
-@dataclass(frozen=True)
-class ModelTable:
-    """A project's ``[model]`` table (None: not set), its types checked; ``prices`` absolute."""
-
-    upstream: str | None = None
-    key_env: str | None = None
-    prices: Path | None = None
-    max_cost_per_attempt: float | None = None
-    max_tokens_per_attempt: int | None = None
-    accept_open_network: bool | None = None
+    """The ``[model]`` table: the run's model gateway (over the suite's own ``[model]``)."""
 
 
 def _table(path: Path) -> dict[str, object] | None:
@@ -165,39 +145,9 @@ def load_project(start: Path) -> Project | None:
 
 
 def _model(path: Path, table: object) -> ModelTable:
-    """The ``[model]`` table: the types checked here, the values by the gateway when it starts."""
-    if not isinstance(table, dict):
-        raise ArgumentError(f"{path}: model must be a table ([model])")
-    unknown = sorted(set(table) - set(MODEL_KEYS))
-    if unknown:
-        raise ArgumentError(
-            f"{path}: model.{unknown[0]}: unknown key (known: {', '.join(MODEL_KEYS)})"
-        )
-    out: dict[str, object] = {}
-    for key in ("upstream", "key_env", "prices"):
-        if key in table:
-            out[key] = _text(path, f"model.{key}", table[key])
-    if "prices" in out:
-        out["prices"] = (path.parent / str(out["prices"])).resolve()
-    if "upstream" in out and "key_env" not in out:
-        raise ArgumentError(f"{path}: model.key_env: missing (the real key's variable)")
-    cost = table.get("max_cost_per_attempt")
-    if cost is not None:
-        if isinstance(cost, bool) or not isinstance(cost, int | float):
-            raise ArgumentError(
-                f"{path}: model.max_cost_per_attempt must be a number, got {cost!r}"
-            )
-        out["max_cost_per_attempt"] = float(cost)
-    tokens = table.get("max_tokens_per_attempt")
-    if tokens is not None:
-        if isinstance(tokens, bool) or not isinstance(tokens, int):
-            raise ArgumentError(
-                f"{path}: model.max_tokens_per_attempt must be a whole number, got {tokens!r}"
-            )
-        out["max_tokens_per_attempt"] = tokens
-    accept = table.get("accept_open_network")
-    if accept is not None:
-        if not isinstance(accept, bool):
-            raise ArgumentError(f"{path}: model.accept_open_network must be true or false")
-        out["accept_open_network"] = accept
-    return ModelTable(**out)  # type: ignore[arg-type]
+    """The ``[model]`` table, read as suite.toml's is: the types checked here, the values by the
+    gateway when it starts. The first problem is refused, as every key of the file is."""
+    model, problems = read_model_table(path, table)
+    if problems:
+        raise ArgumentError(f"{path}: {problems[0]}")
+    return model
