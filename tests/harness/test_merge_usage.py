@@ -179,3 +179,13 @@ def test_an_attempt_without_model_calls_records_zero_calls(status: str) -> None:
     assert (out["model_calls"], out["tokens_in"], out["tokens_out"], out["cost"]) == (0, 0, 0, 0.0)
     assert "cache_hit" not in out  # no cache read: the agent's own word, if any, stands
     assert out["status"] == status
+
+
+def test_a_usage_file_claiming_cost_0_does_not_stand_for_a_cost_not_measured() -> None:
+    usage = _usage(input_tokens=5, output_tokens=2, calls=1, cost=None, unpriced_models=("m",))
+    out = merge_usage(_row("passed", tokens_in=5, tokens_out=2, cost=0.0), usage)
+    assert "cost" not in out  # absent (not measured), not the agent's 0
+    assert out["error"] == (
+        "usage file disagrees with the model gateway (cost 0.0 vs not measured): the gateway's "
+        "figures are recorded; cost not measured: no price for m"
+    )

@@ -419,11 +419,16 @@ def merge_usage(
         "cost": usage.cost,
     }
     said = {k: row.get(k) for k in measured if row.get(k) is not None}
-    differ = [f"{k} {said[k]!r} vs {measured[k]!r}" for k in said if said[k] != measured[k]]
+    differ = [
+        f"{k} {said[k]!r} vs {'not measured' if measured[k] is None else repr(measured[k])}"
+        for k in said
+        if said[k] != measured[k]
+    ]
     if differ:
         _note(
             out,
-            f"usage file disagrees with the model gateway ({', '.join(differ)}): the gateway's figures are recorded",
+            f"usage file disagrees with the model gateway ({', '.join(differ)}): the gateway's "
+            "figures are recorded",
         )
     for name, value in measured.items():
         if value is None:
