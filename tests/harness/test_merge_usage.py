@@ -189,3 +189,14 @@ def test_a_usage_file_claiming_cost_0_does_not_stand_for_a_cost_not_measured() -
         "usage file disagrees with the model gateway (cost 0.0 vs not measured): the gateway's "
         "figures are recorded; cost not measured: no price for m"
     )
+
+
+def test_an_attempt_made_an_infra_error_keeps_no_partial_credit() -> None:
+    # as every other infra_error the harness writes: the grader's score of a measurement the
+    # provider spoilt is no measure of the agent (a mean score would count it)
+    row = _row("failed", score=0.25)
+    out = merge_usage(row, _usage(calls=1, provider_failures=(ProviderFailure(500, "status"),)))
+    assert out["status"] == "infra_error"
+    assert "score" not in out
+    # an attempt that stays the agent's keeps its score
+    assert merge_usage(_row("failed", score=0.25), NOTHING)["score"] == 0.25

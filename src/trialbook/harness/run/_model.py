@@ -409,8 +409,8 @@ def merge_usage(
     table's (None: not measured, whatever the agent wrote); a usage file that disagrees is noted,
     and so is a model the table does not price (``priced``: the run has a table at all).
     A provider failure before a failed (or timed-out) attempt makes it an ``infra_error`` marked
-    ``lost`` (a resume runs it again, as a recorded re-run): the measurement is not the agent's
-    failure. A spent budget says ``stop_reason = "budget"``.
+    ``lost`` (a resume runs it again, as a recorded re-run), without its grader's ``score``: the
+    measurement is not the agent's failure. A spent budget says ``stop_reason = "budget"``.
     """
     out = dict(row)
     measured: dict[str, object] = {
@@ -458,6 +458,7 @@ def merge_usage(
             # runs again (lost), its cause first in the error (the run's early stop reads it)
             was = "timed out" if out.get("timed_out") else "failed"
             out.update(status="infra_error", passed=False, timed_out=False, lost=True)
+            out.pop("score", None)  # as on every infra_error the harness writes: not the agent's
             rest = out.get("error")
             out["error"] = f"{failed}; the attempt then {was}" + (f"; {rest}" if rest else "")
         elif out.get("status") == "passed":
