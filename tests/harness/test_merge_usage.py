@@ -101,12 +101,22 @@ def test_an_unpriced_model_leaves_the_cost_not_measured_and_says_which() -> None
     assert "error" not in unpriced_run
 
 
-def test_a_call_answered_without_usage_leaves_the_cost_not_measured() -> None:
-    usage = _usage(input_tokens=5, output_tokens=2, calls=2, unmetered_calls=1, cost=None)
-    out = merge_usage(_row("passed"), usage)
-    assert "cost" not in out
+def test_a_call_answered_without_usage_leaves_tokens_and_cost_not_measured() -> None:
+    # the gateway's sums hold only the calls that reported usage: with one that did not, they
+    # are less than what the attempt used by an unknown amount, so no total is recorded
+    usage = _usage(
+        input_tokens=5, output_tokens=2, cache_read_tokens=3, calls=2, unmetered_calls=1, cost=None
+    )
+    out = merge_usage(_row("passed", tokens_in=40), usage)
+    for name in ("cost", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens"):
+        assert name not in out, name
     assert out["model_calls"] == 2  # the unmetered call is still a call
-    assert out["error"] == "cost not measured: 1 model call(s) ended without usage"
+    assert out["cache_hit"] is True  # a call did read the prompt cache
+    assert out["error"] == (
+        "usage file disagrees with the model gateway (tokens_in 40 vs not measured): the "
+        "gateway's figures are recorded; tokens and cost not measured: 1 model call(s) ended "
+        "without usage"
+    )
 
 
 def test_calls_refused_for_their_token_are_noted() -> None:

@@ -406,18 +406,22 @@ def merge_usage(
     """The row with the gateway's figures in place of the agent's own.
 
     Tokens in are every input token (uncached, cache read, cache write); cost is the price
-    table's (None: not measured, whatever the agent wrote); a usage file that disagrees is noted,
-    and so is a model the table does not price (``priced``: the run has a table at all).
+    table's (None: not measured, whatever the agent wrote); a model call answered without usage
+    leaves the tokens and the cost not measured (the sums lack its part). A usage file that
+    disagrees is noted, and so is a model the table does not price (``priced``: the run has a
+    table at all).
     A provider failure before a failed (or timed-out) attempt makes it an ``infra_error`` marked
     ``lost`` (a resume runs it again, as a recorded re-run), without its grader's ``score``: the
     measurement is not the agent's failure. A spent budget says ``stop_reason = "budget"``.
     """
     out = dict(row)
-    measured: dict[str, object] = {
-        "tokens_in": usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
-        "tokens_out": usage.output_tokens,
-        "cost": usage.cost,
-    }
+    measured: dict[str, object] = {"tokens_in": None, "tokens_out": None, "cost": usage.cost}
+    counted = not usage.unmetered_calls  # else the sums lack an unknown part: not measured
+    if counted:
+        measured["tokens_in"] = (
+            usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        )
+        measured["tokens_out"] = usage.output_tokens
     said = {k: row.get(k) for k in measured if row.get(k) is not None}
     differ = [
         f"{k} {said[k]!r} vs {'not measured' if measured[k] is None else repr(measured[k])}"
@@ -430,14 +434,14 @@ def merge_usage(
             f"usage file disagrees with the model gateway ({', '.join(differ)}): the gateway's "
             "figures are recorded",
         )
+    measured["cache_read_tokens"] = usage.cache_read_tokens if counted else None
+    measured["cache_write_tokens"] = usage.cache_write_tokens if counted else None
     for name, value in measured.items():
         if value is None:
             out.pop(name, None)
         else:
             out[name] = value
     out["model_calls"] = usage.calls
-    out["cache_read_tokens"] = usage.cache_read_tokens
-    out["cache_write_tokens"] = usage.cache_write_tokens
     if usage.cache_read_tokens:
         out["cache_hit"] = True
     if usage.model_version is not None:
@@ -445,7 +449,11 @@ def merge_usage(
     if usage.unpriced_models and priced:
         _note(out, f"cost not measured: no price for {', '.join(usage.unpriced_models)}")
     if usage.unmetered_calls:
-        _note(out, f"cost not measured: {usage.unmetered_calls} model call(s) ended without usage")
+        _note(
+            out,
+            f"tokens and cost not measured: {usage.unmetered_calls} model call(s) ended without "
+            "usage",
+        )
     if usage.refused_calls:
         _note(
             out,
