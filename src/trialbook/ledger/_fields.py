@@ -177,6 +177,14 @@ FIELDS: tuple[Field, ...] = (
         "of tokens_in, the tokens the provider wrote to its prompt cache (model gateway)",
         low=0,
     ),
+    Field(
+        "model_call_s",
+        "float",
+        False,
+        "wall-clock seconds in model calls through the run's model gateway, summed over calls "
+        "(calls at once each count)",
+        low=0,
+    ),
 )
 
 FIELD_BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}

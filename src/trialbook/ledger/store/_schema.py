@@ -401,6 +401,14 @@ ALTER TABLE runs ADD COLUMN agent_mounts TEXT
     CHECK (agent_mounts IS NULL OR (typeof(agent_mounts) = 'text' AND json_valid(agent_mounts)));
 """
 
+# Schema 15: the attempt's time in model calls as the gateway measured it (wall-clock seconds,
+# summed over calls). NULL in the rows written before and in rows of runs without a gateway.
+_V15 = """
+ALTER TABLE attempts ADD COLUMN "model_call_s" REAL
+    CHECK ("model_call_s" IS NULL OR (typeof("model_call_s") IN ('real', 'integer')
+        AND "model_call_s" >= 0));
+"""
+
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     (1, "runs and attempts", _V1),
     (2, "run events and attempt start markers", _V2),
@@ -420,6 +428,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         _V13,
     ),
     (14, "the run's model gateway settings and the agent's mounts on its record", _V14),
+    (15, "model_call_s: the attempt's time in model calls, as the model gateway measured it", _V15),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
