@@ -64,6 +64,7 @@ def test_the_gateways_figures_replace_the_agents_and_the_disagreement_is_noted()
         cache_write_tokens=7,
         calls=3,
         model_version="m-2026-01-01",
+        seconds_in_calls=4.5,
         cost=0.25,
     )
     row = _row("passed", tokens_in=10, tokens_out=50, cost=0.01, model_version="m")
@@ -72,6 +73,7 @@ def test_the_gateways_figures_replace_the_agents_and_the_disagreement_is_noted()
     assert out["tokens_out"] == 50
     assert out["cost"] == 0.25
     assert (out["model_calls"], out["cache_read_tokens"], out["cache_write_tokens"]) == (3, 30, 7)
+    assert out["model_call_s"] == 4.5  # the gateway's time in calls, as measured
     assert out["cache_hit"] is True  # a call read the prompt cache
     assert out["model_version"] == "m-2026-01-01"  # as the upstream answered, not as declared
     # only the figures that differ are named (tokens_out agreed)
@@ -186,7 +188,8 @@ def test_a_spent_budget_is_the_stop_reason_unless_the_grader_gave_one() -> None:
 def test_an_attempt_without_model_calls_records_zero_calls(status: str) -> None:
     out = merge_usage(_row(status), NOTHING)
     # the gateway saw the whole attempt: no call is a measured 0, and costs nothing
-    assert (out["model_calls"], out["tokens_in"], out["tokens_out"], out["cost"]) == (0, 0, 0, 0.0)
+    assert (out["model_calls"], out["model_call_s"]) == (0, 0.0)
+    assert (out["tokens_in"], out["tokens_out"], out["cost"]) == (0, 0, 0.0)
     assert "cache_hit" not in out  # no cache read: the agent's own word, if any, stands
     assert out["status"] == status
 

@@ -166,6 +166,7 @@ def test_the_rows_carry_the_gateways_figures_not_the_agents(
     assert row["model_version"] == s.model
     assert row["cache_hit"] is True
     assert row["model_calls"] == 3
+    assert row["model_call_s"] is not None  # recorded (how long is the machine's)
     assert row["cache_read_tokens"] == 3 * s.cache_read
     assert row["cache_write_tokens"] == s.cache_write  # OpenAI reports none
     assert "usage file disagrees with the model gateway" in row["error"]

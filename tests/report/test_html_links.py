@@ -104,6 +104,18 @@ def test_an_attempt_whose_model_calls_were_kept_links_them(tmp_path: Path) -> No
     assert hrefs.count("./runs.transcripts/r/A/0.1") == 1  # the folder's own link stays
 
 
+def test_an_attempts_cell_gives_its_model_calls_and_time_in_them(tmp_path: Path) -> None:
+    ledger = two_runs(tmp_path)
+    rows = [json.loads(line) for line in ledger.read_text().splitlines()]
+    rows[1].update(model_calls=3, model_call_s=2.5)
+    rows[2].update(model_calls=1)  # a ledger that kept the count alone
+    ledger.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    page = _page(ledger, tmp_path)
+    assert page.count("3 model call(s), 2.5 s in them") == 1
+    assert page.count("1 model call(s)") == 1
+    assert page.count("model call(s)") == 2  # the rows without the gateway's figures say nothing
+
+
 @pytest.mark.slow
 def test_in_chromium_every_link_is_a_file_and_a_click_runs_no_script(
     tmp_path: Path, secret: Path

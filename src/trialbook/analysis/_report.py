@@ -59,6 +59,10 @@ class AttemptOutcome:
     """Whether the harness stopped it at the limit (a run graded after timeout may still pass)."""
     elapsed_s: float | None
     """Wall-clock seconds (None when the source did not record them)."""
+    model_calls: int | None
+    """Its calls through the run's model gateway (None: no gateway, or not recorded)."""
+    model_call_s: float | None
+    """Wall-clock seconds in those calls, summed over calls (None: not recorded)."""
     error: str | None
     """What went wrong, in words, if recorded."""
     transcript: str | None
@@ -156,6 +160,7 @@ def _outcomes(ledger: Ledger) -> tuple[TaskOutcomes, ...]:
     infra = ledger.has_status("infra_error")
     leak = ledger.column("oracle_leak")
     elapsed = ledger.column("elapsed_s")
+    calls, call_s = ledger.column("model_calls"), ledger.column("model_call_s")
     errors, strata, transcripts = (ledger.column(n) for n in ("error", "stratum", "transcript"))
     by_task: dict[str, list[int]] = {}
     for row, task in enumerate(task_ids.tolist()):
@@ -175,13 +180,15 @@ def _outcomes(ledger: Ledger) -> tuple[TaskOutcomes, ...]:
                 else "fail"
             )
             folder, files = _transcript(base, transcripts[r])
-            seconds = float(elapsed[r])
+            seconds, n_calls, in_calls = float(elapsed[r]), float(calls[r]), float(call_s[r])
             attempts.append(
                 AttemptOutcome(
                     attempt_index=int(index[r]),
                     outcome=outcome,
                     timed_out=bool(timed_out[r]),
                     elapsed_s=None if seconds != seconds else seconds,
+                    model_calls=None if n_calls != n_calls else int(n_calls),
+                    model_call_s=None if in_calls != in_calls else in_calls,
                     error=errors[r],
                     transcript=folder,
                     transcript_files=files,

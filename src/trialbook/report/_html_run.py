@@ -210,6 +210,11 @@ def _grid(tasks: Sequence[TaskOutcomes], base: Path | None) -> str:
             title = [f"attempt {i}: {word}"]
             if a.elapsed_s is not None:
                 title.append(f"{a.elapsed_s:.1f} s")
+            if a.model_calls is not None:  # the model gateway's figures
+                title.append(
+                    f"{a.model_calls} model call(s)"
+                    + (f", {a.model_call_s:.1f} s in them" if a.model_call_s is not None else "")
+                )
             if a.timed_out and a.outcome == "pass":
                 title.append("passed when graded after its timeout")
             if a.error:

@@ -442,6 +442,7 @@ def merge_usage(
         else:
             out[name] = value
     out["model_calls"] = usage.calls
+    out["model_call_s"] = usage.seconds_in_calls
     if usage.cache_read_tokens:
         out["cache_hit"] = True
     if usage.model_version is not None:
