@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -117,3 +119,28 @@ def test_closing_an_attempt_waits_for_its_call_in_flight_and_its_log_line(
     assert usage.output_tokens == upstream.script.output
     lines = (tmp_path / "calls.jsonl").read_text().splitlines()
     assert len(lines) == 1, "the call's log line was lost when the attempt closed"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param("y", id="buffered: fails when the close writes it out"),
+        pytest.param("z" * (100 << 10), id="past the 64 KiB block: fails at its write"),
+    ],
+)
+def test_a_log_that_cannot_be_written_says_why_in_the_attempts_usage(
+    make_gateway: Callable[..., Gateway], tmp_path: Path, content: str
+) -> None:
+    # /dev/full fails every write with ENOSPC, as a full disk does
+    gateway = make_gateway(log_body_limit=200 << 10)
+    env = gateway.open_attempt("t", log=Path("/dev/full"))
+    client = _client(env)
+    client.chat.completions.create(model="gpt-x", messages=[{"role": "user", "content": content}])
+    usage = gateway.close_attempt("t")
+    assert usage.calls == 1  # a log that fails stops itself, never the call
+    assert usage.log_error == f"the call log stopped: {os.strerror(errno.ENOSPC)}"
+    fine = gateway.open_attempt("u", log=tmp_path / "calls.jsonl")
+    _client(fine).chat.completions.create(
+        model="gpt-x", messages=[{"role": "user", "content": "y"}]
+    )
+    assert gateway.close_attempt("u").log_error is None

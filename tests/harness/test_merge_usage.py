@@ -213,3 +213,12 @@ def test_an_attempt_made_an_infra_error_keeps_no_partial_credit() -> None:
     assert "score" not in out
     # an attempt that stays the agent's keeps its score
     assert merge_usage(_row("failed", score=0.25), NOTHING)["score"] == 0.25
+
+
+def test_a_call_log_that_stopped_short_is_noted() -> None:
+    usage = _usage(calls=1, log_error="the call log stopped: No space left on device")
+    out = merge_usage(_row("passed"), usage)
+    assert out["error"] == (
+        "model_calls.jsonl not kept whole: the call log stopped: No space left on device"
+    )
+    assert out["status"] == "passed"  # the harness's log, not the agent's outcome

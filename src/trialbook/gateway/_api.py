@@ -201,6 +201,7 @@ class Gateway:
         """Revoke attempt ``key``'s token and return what it used.
 
         Calls still in flight are waited for (up to ``close_wait_s``), so that their usage counts.
+        The call log is closed (its buffer written out): a write that failed is in ``log_error``.
         """
         with self._lock:
             slug = self._slugs.pop(key, None)
@@ -211,6 +212,7 @@ class Gateway:
         attempt.meter.wait_idle(self._close_wait_s)
         with self._lock:
             self._open.pop(slug, None)
-        if attempt.log is not None:
-            attempt.log.close()
-        return attempt.meter.usage()
+        if attempt.log is None:
+            return attempt.meter.usage()
+        attempt.log.close()
+        return attempt.meter.usage(log_error=attempt.log.error)

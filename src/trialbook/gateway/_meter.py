@@ -57,6 +57,8 @@ class AttemptUsage:
     """Calls the upstream failed, in order."""
     log: str | None = None
     """The JSONL file of this attempt's calls, when one was kept."""
+    log_error: str | None = None
+    """Why that file stopped short of the attempt's calls (a write failed: a full disk), or None."""
 
     @property
     def tokens(self) -> int:
@@ -186,7 +188,8 @@ class Meter:
         with self._lock:
             self._lock.wait_for(lambda: self.in_flight <= 0, timeout)
 
-    def usage(self) -> AttemptUsage:
+    def usage(self, *, log_error: str | None = None) -> AttemptUsage:
+        """The attempt's figures so far; ``log_error``: why its call log stopped, if it did."""
         with self._lock:
             cost, unpriced = self._cost()
             sums = list(self._models.values())
@@ -205,4 +208,5 @@ class Meter:
                 budget_refusals=self.budget_refusals,
                 provider_failures=tuple(self.failures),
                 log=self.log,
+                log_error=log_error,
             )

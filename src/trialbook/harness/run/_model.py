@@ -409,7 +409,7 @@ def merge_usage(
     table's (None: not measured, whatever the agent wrote); a model call answered without usage
     leaves the tokens and the cost not measured (the sums lack its part). A usage file that
     disagrees is noted, and so is a model the table does not price (``priced``: the run has a
-    table at all).
+    table at all), and a call log that could not be written whole.
     A provider failure before a failed (or timed-out) attempt makes it an ``infra_error`` marked
     ``lost`` (a resume runs it again, as a recorded re-run), without its grader's ``score``: the
     measurement is not the agent's failure. A spent budget says ``stop_reason = "budget"``.
@@ -455,6 +455,8 @@ def merge_usage(
             f"tokens and cost not measured: {usage.unmetered_calls} model call(s) ended without "
             "usage",
         )
+    if usage.log_error:
+        _note(out, f"{CALL_LOG} not kept whole: {usage.log_error}")
     if usage.refused_calls:
         _note(
             out,
