@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,15 @@ elif mode == "flood":  # 500 streams at once, through the sandbox's forwarder
 
     if asyncio.run(flood()) != ["part0part1part2"] * 500:
         sys.exit(1)
+elif mode == "stray":  # a call at an address no attempt holds (a guessed one)
+    import re
+    guessed = re.sub(r"/a/[0-9a-f]+/", "/a/0123456789abcdef/", os.environ["OPENAI_BASE_URL"])
+    try:
+        openai.OpenAI(base_url=guessed, max_retries=0).chat.completions.create(
+            model="gpt-x", messages=msgs
+        )
+    except openai.AuthenticationError:
+        pass
 elif mode == "greedy":
     for _ in range(10):
         try:
@@ -445,3 +455,49 @@ def test_network_model_for_the_run_keeps_even_a_network_task_to_the_gateway(
     with pytest.raises(ArgumentError, match="network_model") as refused:
         run_suite(dataclasses.replace(options, model=None, run_id=unique_run_id()))
     assert refused.value.argument == "network_model"
+
+
+def test_calls_at_no_open_attempts_address_are_said_at_the_runs_end(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no row can hold a call at an address that is no attempt's: the run's end says it, in the
+    # lines printed and in its 'finished' event
+    monkeypatch.setenv(KEY_ENV, REAL_KEY)
+    tasks = {"stray": {"grader": "test -f ok", "fixture": {"agent.py": AGENT}}}
+    suite = make_suite(tmp_path / "suite", tasks, k=1, timeout_s=60)
+    ledger = tmp_path / "out" / "ledger.db"
+    run_id = unique_run_id()
+    out = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(suite),
+            "--agent",
+            'python agent.py "$TRIALBOOK_TASK_ID"',
+            "--ledger",
+            str(ledger),
+            "--run-id",
+            run_id,
+            "--sandbox",
+            "process",
+            "--model-upstream",
+            upstream.url,
+            "--model-key-env",
+            KEY_ENV,
+            "--accept-open-network",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    said = " ".join(out.output.split())  # the lines as wrapped to the terminal, joined
+    assert (
+        "the model gateway refused 1 call(s) at the address of no open attempt (a guessed "
+        "address, or an attempt that had ended): no row holds them" in said
+    )
+    [row] = ledger_rows(read_ledger(ledger))
+    assert row["model_calls"] == 0  # the call was refused before the upstream
+    assert "refused" not in (row.get("error") or "")  # not this attempt's address: not its row's
+    with sqlite3.connect(ledger) as conn:
+        [(detail,)] = conn.execute(
+            "SELECT detail FROM run_events WHERE run_id = ? AND event = 'finished'", (run_id,)
+        ).fetchall()
+    assert json.loads(detail)["model_refused_unattributed"] == 1

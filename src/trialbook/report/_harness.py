@@ -182,6 +182,11 @@ def run_text(result: RunResult, program: str = "trialbook", *, width: int = 80) 
         lines.append(f"{result.cut_off} attempt(s) cut off by an earlier stop were run again")
     if result.reruns:
         lines.append(f"{result.reruns} lost attempt(s) run again, each as a new row (retry)")
+    if result.refused_unattributed:
+        lines.append(
+            f"the model gateway refused {result.refused_unattributed} call(s) at the address of "
+            "no open attempt (a guessed address, or an attempt that had ended): no row holds them"
+        )
     if result.interrupted:
         import shlex
 

@@ -355,6 +355,12 @@ class ModelGateway:
         if self._socket_dir is not None:
             shutil.rmtree(self._socket_dir, ignore_errors=True)
 
+    @property
+    def refused_unattributed(self) -> int:
+        """Calls refused at the address of no open attempt (a guessed one, or an attempt that
+        had ended): no row holds them, so the run says them."""
+        return self.gateway.refused_unattributed
+
     def check_pass_env(self, pass_env: Mapping[str, str]) -> None:
         """The real key's variable may not be passed to the agent."""
         if self.key_env in pass_env:

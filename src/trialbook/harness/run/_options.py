@@ -79,3 +79,6 @@ class RunResult:
     reruns: int = 0
     """Attempts the harness had lost (infra_error rows marked ``lost``) run again by this resume,
     each as a new row of the next retry."""
+    refused_unattributed: int | None = None
+    """Calls the run's model gateway refused at the address of no open attempt (a guessed
+    address, an attempt that had ended): no row holds them. None: the run had no gateway."""

@@ -253,7 +253,7 @@ def _run(
             model=model,
         )
         _drive(driver, todo, executor, store, options, model, scratch)
-        _stopped_by_harness(store, driver, options)
+        _stopped_by_harness(store, driver, options, model)
         interrupted = stop.is_set() and driver.written < len(todo)
         # a run of some of its tasks (``only``) that leaves others undone is paused, not finished
         paused = bool(options.only) and len(store.finished(run_id)) < len(specs) * suite.k
@@ -265,6 +265,7 @@ def _run(
                 "written": driver.written,
                 "cut_off_rerun": len(cut_off),
                 "executor": options.executor,
+                **_gateway_detail(model),
             },
         )
     return RunResult(
@@ -279,7 +280,14 @@ def _run(
         interrupted=interrupted,
         notes=tuple(notes),
         resume_command=("run", "--ledger", str(options.ledger.resolve()), "--resume", run_id),
+        refused_unattributed=model.refused_unattributed if model is not None else None,
     )
+
+
+def _gateway_detail(model: ModelGateway | None) -> dict[str, int]:
+    """What a run's end event says of its model gateway: the calls it refused at the address of
+    no open attempt, which no row holds."""
+    return {} if model is None else {"model_refused_unattributed": model.refused_unattributed}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -400,7 +408,9 @@ def _drive(
         driver.drive(todo, executor)
     except BaseException:
         store.record_event(
-            run_id, "interrupted", {"written": driver.written, "executor": options.executor}
+            run_id,
+            "interrupted",
+            {"written": driver.written, "executor": options.executor, **_gateway_detail(model)},
         )
         raise
     finally:
@@ -412,7 +422,9 @@ def _drive(
         stop_watchdog(watchdog)
 
 
-def _stopped_by_harness(store: LedgerStore, driver: Driver, options: RunOptions) -> None:
+def _stopped_by_harness(
+    store: LedgerStore, driver: Driver, options: RunOptions, model: ModelGateway | None
+) -> None:
     """Raise :class:`HarnessError` (the run recorded as interrupted) when the driver stopped the
     run because its first attempts all ended in the same harness error."""
     if driver.stopped_by is None:
@@ -424,6 +436,7 @@ def _stopped_by_harness(store: LedgerStore, driver: Driver, options: RunOptions)
             "written": driver.written,
             "stopped": driver.stopped_by,
             "executor": options.executor,
+            **_gateway_detail(model),
         },
     )
     raise HarnessError(
