@@ -222,3 +222,15 @@ def test_a_call_log_that_stopped_short_is_noted() -> None:
         "model_calls.jsonl not kept whole: the call log stopped: No space left on device"
     )
     assert out["status"] == "passed"  # the harness's log, not the agent's outcome
+
+
+def test_a_run_without_a_price_table_measures_no_cost_even_of_no_call() -> None:
+    # with a table, an attempt that made no call cost a measured 0; without one, the run measures
+    # no cost at all, and a 0 on the rows without calls would read as one
+    out = merge_usage(_row("passed", cost=0.0), NOTHING, priced=False)
+    assert "cost" not in out
+    assert out["error"] == (
+        "usage file disagrees with the model gateway (cost 0.0 vs not measured): the gateway's "
+        "figures are recorded"
+    )
+    assert out["model_calls"] == 0

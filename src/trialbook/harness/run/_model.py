@@ -412,16 +412,18 @@ def merge_usage(
     """The row with the gateway's figures in place of the agent's own.
 
     Tokens in are every input token (uncached, cache read, cache write); cost is the price
-    table's (None: not measured, whatever the agent wrote); a model call answered without usage
-    leaves the tokens and the cost not measured (the sums lack its part). A usage file that
-    disagrees is noted, and so is a model the table does not price (``priced``: the run has a
-    table at all), and a call log that could not be written whole.
+    table's (None: not measured, whatever the agent wrote; always None when the run has no table,
+    ``priced`` False); a model call answered without usage leaves the tokens and the cost not
+    measured (the sums lack its part). A usage file that disagrees is noted, and so is a model the
+    table does not price (in a run that has one), and a call log that could not be written whole.
     A provider failure before a failed (or timed-out) attempt makes it an ``infra_error`` marked
     ``lost`` (a resume runs it again, as a recorded re-run), without its grader's ``score``: the
     measurement is not the agent's failure. A spent budget says ``stop_reason = "budget"``.
     """
     out = dict(row)
-    measured: dict[str, object] = {"tokens_in": None, "tokens_out": None, "cost": usage.cost}
+    # without a price table no cost is measured, not even the 0 of an attempt that made no call
+    cost = usage.cost if priced else None
+    measured: dict[str, object] = {"tokens_in": None, "tokens_out": None, "cost": cost}
     counted = not usage.unmetered_calls  # else the sums lack an unknown part: not measured
     if counted:
         measured["tokens_in"] = (
