@@ -3,13 +3,15 @@
 It answers chat completions, the responses API and Anthropic messages, streaming or not, with
 the usage its :class:`Script` gives, and fails on request: the model asked for selects it
 (``fail-500``, ``fail-429``, ``echo-key`` (a 401 quoting the key it got), ``drop`` (connection closed before an answer), ``drop-mid`` (closed
-in the middle of a stream), ``slow`` (answers after ``Script.slow_s``)). It records what it was
-sent, so tests can see the real key arrive and the agent's token not.
+in the middle of a stream), ``slow`` (answers after ``Script.slow_s``), ``barrier-N-LABEL`` (answers once N calls of that
+model have arrived: the callers were all in flight at once)). It records what it was sent, so
+tests can see the real key arrive and the agent's token not.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +37,8 @@ class Script:
     chunks: int = 3
     """Content chunks of a stream."""
     slow_s: float = 2.0
+    barrier_s: float = 60.0
+    """How long a ``barrier-N-LABEL`` call waits for the others before it is answered 408."""
 
 
 @dataclass
@@ -53,6 +57,9 @@ class FakeUpstream:
     def __post_init__(self) -> None:
         self._server = ServerThread(self._app, name="fake-upstream")
         self._lock = threading.Lock()
+        # touched only on the server's loop
+        self._arrived: collections.Counter[str] = collections.Counter()
+        self._met: dict[str, asyncio.Event] = {}
 
     def start(self) -> FakeUpstream:
         self._server.start()
@@ -115,7 +122,25 @@ class FakeUpstream:
             return web.Response()
         if model == "slow":
             await asyncio.sleep(self.script.slow_s)
+        if isinstance(model, str) and model.startswith("barrier-") and not await self._meet(model):
+            error = {"error": {"message": f"{model}: the others never came", "type": "timeout"}}
+            return web.Response(
+                status=408, body=orjson.dumps(error), content_type="application/json"
+            )
         return None
+
+    async def _meet(self, model: str) -> bool:
+        """Wait until N calls of ``barrier-N-LABEL`` have arrived (False: not within barrier_s)."""
+        parties = int(model.split("-")[1])
+        met = self._met.setdefault(model, asyncio.Event())
+        self._arrived[model] += 1
+        if self._arrived[model] >= parties:
+            met.set()
+        try:
+            await asyncio.wait_for(met.wait(), self.script.barrier_s)
+        except TimeoutError:
+            return False
+        return True
 
     def _openai_usage(self) -> dict[str, Any]:
         s = self.script
