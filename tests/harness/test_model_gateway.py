@@ -1,6 +1,7 @@
-"""A run through the model gateway (process tier): real clients as agents, the gateway's figures
-in the rows, hostile agents (a usage file claiming 0 cost, one looking for the real key, one that
-calls past its budget, one whose provider fails).
+"""A run through the model gateway (process and bwrap tiers): real clients as agents, the
+gateway's figures in the rows, hostile agents (a usage file claiming 0 cost; one that tries the
+internet, the host's loopback and a guessed token; one that keeps calling past its budget;
+one opening 500 streams at once; one whose provider fails).
 
 Expected figures are the fake upstream's script (tests/gateway/fake.py): an OpenAI call's
 tokens_in is its prompt_tokens (input + cache_read), an Anthropic call's is input + cache_read +
@@ -24,7 +25,10 @@ from tests.gateway.fake import FakeUpstream, Script
 from tests.harness.test_run import TIERS, _tier_param, unique_run_id
 from trialbook.cli import main
 from trialbook.errors import ArgumentError
+from trialbook.gateway import AttemptUsage
 from trialbook.harness import ModelOptions, RunOptions, run_suite
+from trialbook.harness.attempt import AttemptSpec
+from trialbook.harness.run._model import ModelGateway
 from trialbook.ledger import ledger_rows, read_ledger
 
 REAL_KEY = "sk-real-run-" + "Z" * 32
@@ -98,12 +102,30 @@ elif mode == "stray":  # a call at an address no attempt holds (a guessed one)
         )
     except openai.AuthenticationError:
         pass
-elif mode == "greedy":
-    for _ in range(10):
+elif mode == "greedy":  # past its budget it keeps calling: 5 more calls after the first 429
+    claude = anthropic.Anthropic(max_retries=0)
+    ask = lambda: chat.chat.completions.create(model="gpt-x", messages=msgs)
+    stream = lambda: list(chat.chat.completions.create(model="gpt-x", messages=msgs, stream=True))
+    write = lambda: claude.messages.create(model="claude-x", max_tokens=5, messages=msgs)
+    refused = []
+
+    def call(api, how):
         try:
-            chat.chat.completions.create(model="gpt-x", messages=msgs)
-        except openai.RateLimitError:
-            break
+            how()
+        except (openai.RateLimitError, anthropic.RateLimitError) as exc:
+            error = exc.response.json()["error"]
+            retry = exc.response.headers.get("x-should-retry")
+            refused.append([api, exc.status_code, error.get("code") or error["type"], retry])
+            return False
+        return True
+
+    passed = 0
+    while passed < 10 and call("openai", ask):
+        passed += 1
+    for api, how in (("anthropic", write), ("openai", stream), ("anthropic", write),
+                     ("openai", ask), ("openai", stream)):
+        call(api, how)
+    print(json.dumps({"passed": passed, "refused": refused}))
 Path("ok").write_text("done")
 """
 
@@ -286,15 +308,64 @@ def test_a_run_recorded_before_schema_14_resumes_only_given_its_gateway(
         )
 
 
-def test_past_its_budget_an_attempt_is_refused_and_its_row_says_budget(
-    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("tier", TIERS)
+def test_past_its_budget_an_agent_that_keeps_calling_is_refused_every_time(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
 ) -> None:
+    usages = keep_usages(monkeypatch)
     s = upstream.script
     per_call = s.input + s.cache_read + s.output
-    [row] = _run(tmp_path, upstream, ["greedy"], monkeypatch, max_tokens_per_attempt=per_call)
+    [row] = _run(tmp_path, upstream, ["greedy"], monkeypatch, tier, max_tokens_per_attempt=per_call)
     assert row["passed"] is True  # the agent decides what to do once refused
+    check_greedy(tmp_path, row, usages["greedy"], upstream)
+
+
+def check_greedy(
+    tmp_path: Path, row: dict[str, Any], usage: AttemptUsage, upstream: FakeUpstream
+) -> None:
+    """One call within the budget, then the first refusal and the 5 calls the agent made after it:
+    each answered with its API's quota error, none passed upstream, all counted."""
+    said = agent_said(tmp_path, row)
+    assert said["passed"] == 1
+    openai_quota = ["openai", 429, "insufficient_quota", "false"]
+    anthropic_quota = ["anthropic", 429, "rate_limit_error", "false"]
+    assert said["refused"] == [
+        openai_quota,  # the first refusal, then 5 more calls
+        anthropic_quota,
+        openai_quota,  # a stream
+        anthropic_quota,
+        openai_quota,
+        openai_quota,  # a stream
+    ]
+    assert (usage.calls, usage.budget_refusals, usage.budget_hit) == (1, 6, True)
+    assert len(upstream.seen) == 1, "a call refused for the budget reached the upstream"
     assert row["stop_reason"] == "budget"
-    assert row["tokens_in"] + row["tokens_out"] == per_call  # one call, then refused
+    assert row["model_calls"] == 1
+    assert row["tokens_in"] + row["tokens_out"] == usage.tokens  # one call's
+    log = tmp_path / "out" / row["transcript"] / "model_calls.jsonl"
+    outcomes = [json.loads(line)["outcome"] for line in log.read_text().splitlines()]
+    assert outcomes == ["passed"] + ["budget"] * 6
+
+
+def agent_said(tmp_path: Path, row: dict[str, Any]) -> Any:
+    """The last line of the agent's stdout, as JSON."""
+    stdout = (tmp_path / "out" / row["transcript"] / "agent.stdout").read_text()
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def keep_usages(monkeypatch: pytest.MonkeyPatch) -> dict[str, AttemptUsage]:
+    """The gateway's usage of each attempt of the run, by task id, as the driver closes it."""
+    kept: dict[str, AttemptUsage] = {}
+    close = ModelGateway.close
+
+    def keep(self: ModelGateway, spec: AttemptSpec) -> AttemptUsage | None:
+        usage = close(self, spec)
+        if usage is not None:
+            kept[spec.task_id] = usage
+        return usage
+
+    monkeypatch.setattr(ModelGateway, "close", keep)
+    return kept
 
 
 def test_the_process_tier_needs_the_open_network_accepted(

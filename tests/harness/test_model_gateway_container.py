@@ -25,7 +25,13 @@ import pytest
 from tests.conftest import make_suite
 from tests.gateway.fake import FakeUpstream, Script
 from tests.harness._containers import PYTHON, container_engine
-from tests.harness.test_model_gateway import AGENT, KEY_ENV, REAL_KEY
+from tests.harness.test_model_gateway import (
+    AGENT,
+    KEY_ENV,
+    REAL_KEY,
+    check_greedy,
+    keep_usages,
+)
 from tests.harness.test_run import unique_run_id
 from trialbook.errors import ArgumentError
 from trialbook.harness import ModelOptions, RunOptions, run_suite
@@ -123,15 +129,15 @@ def test_500_streams_at_once_through_the_containers_forwarder_are_all_metered(
     assert row["tokens_out"] == 500 * upstream.script.output
 
 
-def test_past_its_budget_a_container_agent_is_refused_and_its_row_says_budget(
+def test_past_its_budget_a_container_agent_that_keeps_calling_is_refused_every_time(
     tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    usages = keep_usages(monkeypatch)
     s = upstream.script
     per_call = s.input + s.cache_read + s.output
     [row] = _run(tmp_path, upstream, ["greedy"], monkeypatch, max_tokens_per_attempt=per_call)
     assert row["passed"] is True  # the agent decides what to do once refused
-    assert row["stop_reason"] == "budget"
-    assert row["tokens_in"] + row["tokens_out"] == per_call  # one call, then refused
+    check_greedy(tmp_path, row, usages["greedy"], upstream)
 
 
 def test_without_the_privilege_to_make_a_network_namespace_it_is_refused_in_one_line(
