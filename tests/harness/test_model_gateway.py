@@ -1,6 +1,7 @@
 """A run through the model gateway (process and bwrap tiers): real clients as agents, the
 gateway's figures in the rows, hostile agents (a usage file claiming 0 cost; one that tries the
-internet, the host's loopback and a guessed token; one that keeps calling past its budget;
+internet, the host's loopback and a guessed token; one searching all it can reach for the real
+key; one that keeps calling past its budget;
 one opening 500 streams at once; one whose provider fails).
 
 Expected figures are the fake upstream's script (tests/gateway/fake.py): an OpenAI call's
@@ -126,6 +127,48 @@ elif mode == "greedy":  # past its budget it keeps calling: 5 more calls after t
                      ("openai", ask), ("openai", stream)):
         call(api, how)
     print(json.dumps({"passed": passed, "refused": refused}))
+elif mode == "hunt":  # it looks for the real key everywhere it can reach
+    import re, subprocess
+
+    found = {}  # where -> what it read there, as hex (no redaction on the way could hide it)
+
+    def take(path):
+        if len(found) < 2000:
+            try:
+                with open(path, "rb") as f:
+                    found[path] = f.read(1 << 14).hex()
+            except OSError:
+                pass
+
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            take(f"/proc/{pid}/environ")
+            take(f"/proc/{pid}/cmdline")
+    parents, pid = [], os.getppid()
+    while pid > 0:  # its parents, up to the first process it can see
+        parents.append(pid)
+        take(f"/proc/{pid}/environ")
+        take(f"/proc/{pid}/cmdline")
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            break
+        pid = int(re.search(r"^PPid:\s+(\d+)", status, re.M).group(1))
+    here = os.getcwd()
+    tops = ["/tmp", "/run", "/dev/shm", "/var/tmp", here, os.path.dirname(here),
+            os.environ["HOME"], os.path.dirname(os.environ["TRIALBOOK_PROMPT_FILE"])]
+    walked = []
+    for top in tops:
+        if top == "/" or not os.path.isdir(top):
+            continue
+        walked.append(top)
+        for folder, _, files in os.walk(top):
+            for name in files:
+                if os.path.isfile(os.path.join(folder, name)):
+                    take(os.path.join(folder, name))
+    cat = subprocess.run(["cat", "/proc/1/environ"], capture_output=True)
+    found["cat /proc/1/environ"] = cat.stdout.hex()
+    print(json.dumps({"parents": parents, "walked": walked, "cat": cat.returncode, "found": found}))
 Path("ok").write_text("done")
 """
 
@@ -345,6 +388,34 @@ def check_greedy(
     log = tmp_path / "out" / row["transcript"] / "model_calls.jsonl"
     outcomes = [json.loads(line)["outcome"] for line in log.read_text().splitlines()]
     assert outcomes == ["passed"] + ["budget"] * 6
+
+
+@pytest.mark.parametrize("tier", [_tier_param("bwrap")])
+def test_an_agent_searching_all_it_can_reach_finds_no_real_key(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    """Every /proc/*/environ and cmdline it can read, its parents', the files under /tmp, /run,
+    /dev/shm, /var/tmp, its workspace, home and prompt folder, and `cat /proc/1/environ`.
+
+    The process tier is left out by design: the gateway runs there only with
+    accept_open_network, which says that an agent can read the harness's environment
+    (/proc/PID/environ of the harness, where the real key is; docs/gateway.md)."""
+    [row] = _run(tmp_path, upstream, ["hunt"], monkeypatch, tier)
+    assert row["passed"] is True, row.get("error")
+    check_hunt(agent_said(tmp_path, row))
+
+
+def check_hunt(said: dict[str, Any]) -> None:
+    """What the hunting agent read holds no real key, and it did read: every process's
+    environment it could see (its own token among them), its parents' up to the first, the
+    folders."""
+    found = {where: bytes.fromhex(data) for where, data in said["found"].items()}
+    assert not [where for where, data in found.items() if REAL_KEY.encode() in data]
+    assert said["parents"][-1] == 1
+    assert all(f"/proc/{pid}/environ" in found for pid in said["parents"])
+    assert any(b"OPENAI_API_KEY=tb-gw-" in data for data in found.values())
+    assert {"/tmp", "/run", "/dev/shm", "/var/tmp"} <= set(said["walked"])
+    assert "cat /proc/1/environ" in found
 
 
 def agent_said(tmp_path: Path, row: dict[str, Any]) -> Any:

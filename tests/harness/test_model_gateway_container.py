@@ -29,7 +29,9 @@ from tests.harness.test_model_gateway import (
     AGENT,
     KEY_ENV,
     REAL_KEY,
+    agent_said,
     check_greedy,
+    check_hunt,
     keep_usages,
 )
 from tests.harness.test_run import unique_run_id
@@ -138,6 +140,16 @@ def test_past_its_budget_a_container_agent_that_keeps_calling_is_refused_every_t
     [row] = _run(tmp_path, upstream, ["greedy"], monkeypatch, max_tokens_per_attempt=per_call)
     assert row["passed"] is True  # the agent decides what to do once refused
     check_greedy(tmp_path, row, usages["greedy"], upstream)
+
+
+def test_a_container_agent_searching_all_it_can_reach_finds_no_real_key(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As in the bwrap tier (tests/harness/test_model_gateway.py): every process's environment
+    and command line it can see, its parents', the folders, `cat /proc/1/environ`."""
+    [row] = _run(tmp_path, upstream, ["hunt"], monkeypatch)
+    assert row["passed"] is True, row.get("error")
+    check_hunt(agent_said(tmp_path, row))
 
 
 def test_without_the_privilege_to_make_a_network_namespace_it_is_refused_in_one_line(
