@@ -1,7 +1,7 @@
 """A run through the model gateway (process and bwrap tiers): real clients as agents, the
 gateway's figures in the rows, hostile agents (a usage file claiming 0 cost; one that tries the
-internet, the host's loopback and a guessed token; one searching all it can reach for the real
-key; one that keeps calling past its budget;
+internet, the host's loopback and a guessed token; two open at once that steal each other's
+token; one searching all it can reach for the real key; one that keeps calling past its budget;
 one opening 500 streams at once; one whose provider fails).
 
 Expected figures are the fake upstream's script (tests/gateway/fake.py): an OpenAI call's
@@ -127,6 +127,60 @@ elif mode == "greedy":  # past its budget it keeps calling: 5 more calls after t
                      ("openai", ask), ("openai", stream)):
         call(api, how)
     print(json.dumps({"passed": passed, "refused": refused}))
+elif mode.startswith("steal"):  # two attempts open at once, each after the other's token
+    import re
+
+    mine = os.environ["OPENAI_API_KEY"]
+    gateway = os.environ["OPENAI_BASE_URL"].split("/a/")[0].encode()  # this run's, no other's
+    shape = re.compile(rb"tb-gw-[A-Za-z0-9_-]{43}")
+    Path("notes.txt").write_text(mine)  # where an agent keeps its settings
+    drops = os.environ["DROPS"].split(":")  # folders two attempts on one machine may share
+    for folder in drops:
+        try:
+            os.makedirs(folder, exist_ok=True)
+            Path(folder, mode).write_text(mine)
+        except OSError:
+            pass
+    meet = lambda label: chat.chat.completions.create(model=f"barrier-2-{label}", messages=msgs)
+    meet("open")  # both attempts are open from here until both have met again
+    found = {}
+    for pid in os.listdir("/proc"):  # every process it can see
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        if gateway + b"/a/" in environ:  # an attempt of this run's gateway
+            for token in shape.findall(environ):
+                found.setdefault(token.decode(), set()).add("environ")
+    scratch = Path.cwd().parents[2]  # the attempt folders: .../ATTEMPT/agent/workspace
+    for top in [*drops, *([str(scratch)] if scratch != Path("/") else [])]:
+        for folder, _, files in os.walk(top):
+            for name in files:
+                try:
+                    data = Path(folder, name).read_bytes()[: 1 << 16]
+                except OSError:
+                    continue
+                for token in shape.findall(data):
+                    found.setdefault(token.decode(), set()).add("file")
+    own = sorted(found.pop(mine, ()))  # the same search finds its own token
+    tried = {}
+    for token in found:  # presented at its own address, as either API's key
+        stolen = {}
+        for api, call in (
+            ("openai", lambda: openai.OpenAI(api_key=token, max_retries=0).chat.completions.create(
+                model="gpt-x", messages=msgs)),
+            ("anthropic", lambda: anthropic.Anthropic(api_key=token, max_retries=0).messages.create(
+                model="claude-x", max_tokens=5, messages=msgs)),
+        ):
+            try:
+                call()
+                stolen[api] = "reached"
+            except (openai.AuthenticationError, anthropic.AuthenticationError):
+                stolen[api] = "refused"
+        tried[token] = stolen
+    meet("tried")  # the other attempt was open while this one used its token
+    found = {token: sorted(where) for token, where in found.items()}
+    print(json.dumps({"mine": mine, "own": own, "found": found, "tried": tried}))
 elif mode == "hunt":  # it looks for the real key everywhere it can reach
     import re, subprocess
 
@@ -186,6 +240,9 @@ def _run(
     modes: list[str],
     monkeypatch: pytest.MonkeyPatch,
     tier: str = "process",
+    *,
+    jobs: int = 1,
+    env: dict[str, str] | None = None,
     **model: Any,
 ) -> list[dict[str, Any]]:
     monkeypatch.setenv(KEY_ENV, REAL_KEY)
@@ -210,7 +267,8 @@ def _run(
             system="test",
             sandbox=tier,
             run_id=unique_run_id(),
-            pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1]},
+            jobs=jobs,
+            pass_env={"UPSTREAM_PORT": upstream.url.rsplit(":", 1)[1], **(env or {})},
             model=options,
         )
     )
@@ -388,6 +446,58 @@ def check_greedy(
     log = tmp_path / "out" / row["transcript"] / "model_calls.jsonl"
     outcomes = [json.loads(line)["outcome"] for line in log.read_text().splitlines()]
     assert outcomes == ["passed"] + ["budget"] * 6
+
+
+def test_a_token_stolen_from_an_attempt_open_beside_it_is_refused_and_counted(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Process tier: two attempts at once, as one user on one machine, meet through a folder they
+    share and read each other's /proc/PID/environ; each finds the other's real token (the other
+    attempt open all along: both are held at the fake upstream's barrier before and after),
+    presents it at its own address as either API's key, and is refused, counted in its row."""
+    usages = keep_usages(monkeypatch)
+    drops = {"DROPS": str(tmp_path / "shared")}
+    a, b = _run(tmp_path, upstream, ["steal-a", "steal-b"], monkeypatch, jobs=2, env=drops)
+    said = {row["task_id"]: agent_said(tmp_path, row) for row in (a, b)}
+    for row, other in ((a, b), (b, a)):
+        mine, theirs = said[row["task_id"]], said[other["task_id"]]
+        assert row["passed"] is True, row.get("error")
+        assert mine["own"] == ["environ", "file"]
+        assert mine["found"] == {theirs["mine"]: ["environ", "file"]}
+        assert mine["tried"] == {theirs["mine"]: {"openai": "refused", "anthropic": "refused"}}
+        assert usages[row["task_id"]].refused_calls == 2
+        assert "the model gateway refused 2 call(s) with a token not this attempt's" in row["error"]
+        assert row["model_calls"] == 2  # its two meetings at the barrier
+    # only the meetings went upstream, each with the real key (never a token)
+    assert sorted(seen.body["model"] for seen in upstream.seen) == [
+        "barrier-2-open",
+        "barrier-2-open",
+        "barrier-2-tried",
+        "barrier-2-tried",
+    ]
+    for seen in upstream.seen:
+        assert {k.lower(): v for k, v in seen.headers.items()}["authorization"] == (
+            f"Bearer {REAL_KEY}"
+        )
+
+
+@pytest.mark.parametrize("tier", [_tier_param("bwrap")])
+def test_in_the_bwrap_tier_an_attempt_cannot_find_the_token_of_one_open_beside_it(
+    tmp_path: Path, upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch, tier: str
+) -> None:
+    """The same two thieves in bwrap: each leaves its token in the folders a machine shares and
+    searches every process and those folders while the other is open, and finds only its own."""
+    shared = tmp_path / "shared"
+    drops = {"DROPS": ":".join([str(shared), "/tmp", "/dev/shm", "/var/tmp", "/run"])}
+    rows = _run(tmp_path, upstream, ["steal-a", "steal-b"], monkeypatch, tier, jobs=2, env=drops)
+    for row in rows:
+        said = agent_said(tmp_path, row)
+        assert row["passed"] is True, row.get("error")
+        assert said["own"] == ["environ", "file"]  # the search works: it finds its own token
+        assert (said["found"], said["tried"]) == ({}, {})
+        assert row["model_calls"] == 2  # both met at the barrier: the two were open at once
+        assert "refused" not in (row["error"] or "")
+    assert not shared.exists()  # each wrote in a /tmp of its own
 
 
 @pytest.mark.parametrize("tier", [_tier_param("bwrap")])
