@@ -401,7 +401,8 @@ def _drive(
     """The driver's loop under the run's watchdog, with the model gateway up; whatever ends it,
     the executor is shut down and the run's scratch, cgroups and watchdog are cleared."""
     run_id = driver.run_id
-    watchdog = start_watchdog(f"{run_key(run_id)}/{harness_stamp()}/", scratch)
+    withheld = (model.key_env,) if model is not None else ()
+    watchdog = start_watchdog(f"{run_key(run_id)}/{harness_stamp()}/", scratch, withheld)
     if model is not None:
         model.start()
     try:

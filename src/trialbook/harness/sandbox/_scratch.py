@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from trialbook.harness.sandbox._cgroup import clean_stale
@@ -73,12 +74,17 @@ def _read(path: Path) -> str:
         return ""
 
 
-def start_watchdog(prefix: str, scratch: Path) -> subprocess.Popen[bytes]:
+def start_watchdog(
+    prefix: str, scratch: Path, withheld: Sequence[str] = ()
+) -> subprocess.Popen[bytes]:
     """A process that outlives a killed harness just long enough to kill the run's processes (those
-    whose token starts with ``prefix``: ``RUN_KEY/HARNESS/``) and remove its scratch folder."""
+    whose token starts with ``prefix``: ``RUN_KEY/HARNESS/``) and remove its scratch folder.
+    It runs with this process's environment (its import path) but for ``withheld`` (the model's
+    real key: it needs none, and lives the whole run)."""
     watchdog = [sys.executable, "-m", "trialbook.harness.sandbox._watchdog", str(os.getpid())]
     return subprocess.Popen(
         [*watchdog, prefix, str(scratch)],
+        env={name: value for name, value in os.environ.items() if name not in withheld},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         start_new_session=True,
