@@ -1,18 +1,28 @@
 """The real key and the processes a run with a model gateway starts: while an attempt runs, no
 process on the machine holds the key in its environment but the driver itself.
 
-The processes the driver starts get a copy of its environment, the run's watchdog among them,
-which lives as long as the run: it is started with the key's variable taken out. The attempt
-here is a process-tier agent (the tier that could read those processes' environments: it runs
-as the harness's user, outside any namespace).
+The processes the driver starts get a copy of its environment: the run's watchdog, and, with
+``--executor ray`` and no cluster to join (``ray.init`` without an address), the Ray instance it
+starts (GCS, raylet, Ray's agents, and the workers the raylet starts, which run the attempts and
+their own watchdogs). Each is started with the key's variable taken out (docs/gateway.md, "On a
+Ray cluster"). The attempt here is a process-tier agent (the tier that could read those processes'
+environments: it runs as the harness's user, outside any namespace).
+
+The Ray case starts its own Ray instance, so it skips when a Ray connection is open (the run would
+use it): tests/harness/test_ray.py keeps one for its whole module. Ray writes only inside a
+temporary folder here (``RAY_TMPDIR``) and runs without token auth (``RAY_AUTH_MODE=disabled``).
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
+import subprocess
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +49,35 @@ while not Path(os.environ["GO"]).exists() and time.monotonic() < end:
 openai.OpenAI(max_retries=0).chat.completions.create(model="m", messages=[])
 Path("ok").write_text("done")
 """
+
+
+@pytest.fixture
+def ray_temp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Ray's folder for this test; no Ray process of it is left once the test is over."""
+    try:
+        import ray
+    except ImportError:  # pragma: no cover - the ray extra is installed wherever make test runs
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("the ray extra is not installed (pip install -e '.[ray]')")
+    if ray.is_initialized():
+        pytest.skip("a Ray connection is open: the run would use it, not start its own")
+    temp = Path(tempfile.mkdtemp(prefix="tb-rk-", dir="/tmp"))  # short: Ray's socket paths
+    monkeypatch.setenv("RAY_TMPDIR", str(temp))
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    yield temp
+    end = time.monotonic() + 15
+    left: list[str] = []
+    while time.monotonic() < end:
+        left = subprocess.run(
+            ["pgrep", "-af", str(temp)], capture_output=True, text=True, check=False
+        ).stdout.splitlines()
+        if not left:
+            break
+        time.sleep(0.2)
+    shutil.rmtree(temp, ignore_errors=True)
+    assert not left, f"Ray processes left after the run: {left}"
 
 
 def _read(pid: int, part: str) -> bytes:
@@ -69,16 +108,30 @@ def _descendants(root: int) -> list[int]:
 # what each kind of process the run starts shows in its command line
 _KINDS = {
     "watchdog": "trialbook.harness.sandbox._watchdog",
+    "gcs": "/gcs_server",
+    "raylet": "/raylet",
+    "attempt's worker": "ray::trialbook-attempt",
 }
 
 
-@pytest.mark.parametrize(("executor", "kinds"), [("local", ["watchdog"])])
+@pytest.mark.parametrize(
+    ("executor", "kinds"),
+    [
+        ("local", ["watchdog"]),
+        pytest.param(
+            "ray", ["watchdog", "gcs", "raylet", "attempt's worker"], marks=pytest.mark.ray
+        ),
+    ],
+)
 def test_while_an_attempt_runs_no_process_but_the_driver_holds_the_real_key(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
     executor: str,
     kinds: list[str],
 ) -> None:
+    if executor == "ray":
+        request.getfixturevalue("ray_temp")
     key = "sk-real-held-" + secrets.token_hex(16)  # this test's alone, on the whole machine
     monkeypatch.setenv(KEY_ENV, key)
     mark = f"TB_TEST_INHERITED=yes-{secrets.token_hex(8)}"  # in every copy of this environment

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from importlib.metadata import version
 from pathlib import Path
@@ -98,7 +98,8 @@ class RayExecutor:
     instance started on this machine), or uses the connection the caller already opened.
 
     ``jobs``: the most attempts in flight; None: as many as the cluster has CPUs (looked at again
-    as nodes come and go).
+    as nodes come and go). ``withheld``: variables of this process's environment (the model's real
+    key) that a Ray instance started here must not inherit.
     """
 
     def __init__(
@@ -108,10 +109,11 @@ class RayExecutor:
         *,
         pending_s: float = PENDING_S,
         init: Callable[..., object] | None = None,
+        withheld: Sequence[str] = (),
     ) -> None:
         ray = import_ray()
         self._ray = ray
-        self._owned = connect(ray, address, init)
+        self._owned = connect(ray, address, init, withheld)
         self._jobs = jobs
         self._pending_s = pending_s
         self._version = f"trialbook {version('trialbook')}"

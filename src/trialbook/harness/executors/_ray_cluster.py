@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from trialbook.errors import ArgumentError, HarnessError
@@ -51,9 +52,32 @@ def _reachable(address: str) -> None:
         ) from None
 
 
-def connect(ray: Any, address: str | None, init: Callable[..., object] | None) -> bool:
+@contextmanager
+def _withheld(names: Sequence[str]) -> Iterator[None]:
+    """This process's environment without ``names`` for the time of the block, then as it was.
+
+    A Ray instance started here runs its processes (GCS, raylet, its agents, and the workers the
+    raylet starts) with a copy of this environment taken when they start: what is not in it then
+    is in none of them, ever. Another thread of this process that reads one of these variables in
+    the meantime finds it unset.
+    """
+    kept = {name: os.environ.pop(name) for name in names if name in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(kept)
+
+
+def connect(
+    ray: Any,
+    address: str | None,
+    init: Callable[..., object] | None,
+    withheld: Sequence[str] = (),
+) -> bool:
     """Connect to ``address`` (``RAY_ADDRESS`` when None, else a Ray instance started on this
     machine) with ``init`` (``ray.init``), unless the caller already opened a connection.
+    ``withheld``: variables of this process's environment (the model's real key) that a Ray
+    instance started here must not inherit.
 
     Returns whether the connection is this executor's own, to be shut down with it.
     """
@@ -63,12 +87,13 @@ def connect(ray: Any, address: str | None, init: Callable[..., object] | None) -
     address = address or os.environ.get("RAY_ADDRESS") or "local"
     _reachable(address)
     try:
-        (init or ray.init)(
-            address=address,
-            log_to_driver=False,
-            include_dashboard=False,
-            configure_logging=False,
-        )
+        with _withheld(withheld):
+            (init or ray.init)(
+                address=address,
+                log_to_driver=False,
+                include_dashboard=False,
+                configure_logging=False,
+            )
     except (ConnectionError, ValueError, RuntimeError) as exc:
         where = "a new instance here" if address == "local" else address
         raise HarnessError(f"cannot start or reach the Ray cluster ({where}): {exc}") from None

@@ -55,12 +55,14 @@ from trialbook.suite import (
 __all__ = ["RunOptions", "RunResult", "run_suite"]
 
 
-def _executor(options: RunOptions) -> Executor:
-    """The executor the options name (Ray is imported only for ``ray``)."""
+def _executor(options: RunOptions, model: ModelGateway | None) -> Executor:
+    """The executor the options name (Ray is imported only for ``ray``); a Ray instance it starts
+    never holds the model's real key (``model``: the run's gateway)."""
     if options.executor == "ray":
         from trialbook.harness.executors import RayExecutor
 
-        return RayExecutor(options.jobs, options.ray_address)
+        withheld = (model.key_env,) if model is not None else ()
+        return RayExecutor(options.jobs, options.ray_address, withheld=withheld)
     return LocalExecutor(options.jobs or 1)
 
 
@@ -135,7 +137,9 @@ def run_suite(
         resumed=(options.ledger, prior.run_id) if prior is not None else None,
         notes=notes,
     )
-    executor = executor_factory(options.jobs or 1) if executor_factory else _executor(options)
+    executor = (
+        executor_factory(options.jobs or 1) if executor_factory else _executor(options, model)
+    )
     try:
         if options.executor == "ray":
             notes.append(f"on the Ray cluster: up to {executor.capacity()} attempt(s) at once")
