@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 
 __all__ = ["RELAY_VAR", "Door", "ensure_relay", "forwarded", "main"]
 
@@ -101,6 +102,29 @@ def _connectable(path: str) -> bool:
         probe.close()
 
 
+@contextlib.contextmanager
+def _node_lock(folder: str) -> Iterator[None]:
+    """The relay's folder (made if need be) locked against the node's other processes: the
+    workers of a node are processes of their own, and two that ask for the relay at once would
+    each take the other's socket for a dead worker's (one not yet listening cannot be told from
+    one that never will), and remove it or fail to bind. A folder that a relay ending removed
+    while this one waited is made again."""
+    while True:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                kept = os.path.samestat(os.fstat(fd), os.stat(folder))
+            except FileNotFoundError:
+                kept = False
+            if kept:
+                yield
+                return
+        finally:
+            os.close(fd)  # and the lock with it
+
+
 def ensure_relay(target: str) -> str:
     """On a node of a cluster: the path of a unix socket that carries each connection to the
     gateway at ``target`` (``HOST:PORT``), served by a thread of this process (or by another
@@ -114,22 +138,26 @@ def ensure_relay(target: str) -> str:
         running = _RELAYS.get(path)
         if running is not None and running.is_alive():
             return path
-        if os.path.exists(path) and _connectable(path):
-            return path
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)  # a relay of a worker that died
-        ready = threading.Event()
-        failed: list[OSError] = []
-        thread = threading.Thread(
-            target=_relay, args=(path, host, int(port), ready, failed), daemon=True
-        )
-        thread.start()
-        ready.wait(30)
-        if failed:
-            raise failed[0]
-        _RELAYS[path] = thread
+        with _node_lock(os.path.dirname(path)):
+            return _start_relay(path, host, int(port))
+
+
+def _start_relay(path: str, host: str, port: int) -> str:
+    """``path`` served by a relay to ``host:port``: another worker's that answers, else a thread
+    of this process (under the node's lock)."""
+    if os.path.exists(path) and _connectable(path):
         return path
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)  # a relay of a worker that died
+    ready = threading.Event()
+    failed: list[OSError] = []
+    thread = threading.Thread(target=_relay, args=(path, host, port, ready, failed), daemon=True)
+    thread.start()
+    ready.wait(30)
+    if failed:
+        raise failed[0]
+    _RELAYS[path] = thread
+    return path
 
 
 def _relay(path: str, host: str, port: int, ready: threading.Event, failed: list[OSError]) -> None:
@@ -166,12 +194,14 @@ def _relay(path: str, host: str, port: int, ready: threading.Event, failed: list
         ready.set()
         async with server:
             await gateway_gone()
-        with _RELAYS_LOCK:  # the next run's relay, if any, is a new socket of its own
-            _RELAYS.pop(path, None)
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-            with contextlib.suppress(OSError):
-                os.rmdir(os.path.dirname(path))
+            # still listening, so that no worker of the node takes the socket over meanwhile
+            # for a dead one's; the next run's relay, if any, is a new socket of its own
+            with _RELAYS_LOCK, _node_lock(os.path.dirname(path)):
+                _RELAYS.pop(path, None)
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                with contextlib.suppress(OSError):
+                    os.rmdir(os.path.dirname(path))
 
     asyncio.run(serve())
 
