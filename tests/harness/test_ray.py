@@ -11,6 +11,7 @@ down at the end of the module, and a final test checks that no Ray process is le
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import shlex
 import shutil
@@ -655,23 +656,39 @@ def _tiers_here() -> list[Any]:
     return [_tier_param("process"), _tier_param("bwrap"), "container"]
 
 
+def _noting_node(spec: AttemptSpec) -> AttemptResult:
+    """``run_attempt`` as the driver submits it, on the worker; the id of the Ray node that ran it
+    kept beside the attempt's raw output (``ray-node``)."""
+    from trialbook.harness.attempt import run_attempt
+
+    result = run_attempt(spec)
+    node = ray.get_runtime_context().get_node_id().encode()
+    return dataclasses.replace(result, output={**result.output, "ray-node": node})
+
+
 @pytest.mark.parametrize("tier", _tiers_here())
 def test_attempts_on_the_cluster_reach_the_drivers_model_gateway(
     cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tier: str
 ) -> None:
     """Each attempt, on whichever node, calls the model through the driver's gateway (bwrap and
     container: by a relay its worker keeps on its node, docs/gateway.md); the rows carry the
-    gateway's figures, and once the run is over the relays are gone."""
+    gateway's figures, and once the run is over the relays are gone.
+
+    The first two attempts meet at the fake upstream's barrier (each call answered once both
+    have arrived), so they ran at once, and with one CPU a node, on the two nodes: each attempt
+    says which node ran it (``_noting_node``), and the added node is among them."""
     import openai
 
     from tests.gateway.fake import FakeUpstream, Script
     from tests.harness._containers import PYTHON, container_engine
     from trialbook.harness import ModelOptions
+    from trialbook.harness.run import _driver
     from trialbook.ledger import ledger_rows, read_ledger
 
+    monkeypatch.setattr(_driver, "run_attempt", _noting_node)
     agent_py = (
         "import openai\n"
-        "openai.OpenAI(max_retries=0).chat.completions.create(model='m', messages=[])\n"
+        "openai.OpenAI(max_retries=0).chat.completions.create(model='barrier-2-nodes', messages=[])\n"
         "open('ok', 'w').write('done')\n"
     )
     agent, extra = "python agent.py", ""
@@ -727,3 +744,6 @@ def test_attempts_on_the_cluster_reach_the_drivers_model_gateway(
         assert row["tokens_in"] == s.input + s.cache_read
         assert row["tokens_out"] == s.output
         assert row["sandbox"] == tier
+    nodes = {(tmp_path / row["transcript"] / "ray-node").read_text() for row in rows}
+    assert _other_node(cluster).node_id in nodes, "no attempt ran on the added node"
+    assert nodes <= {node.node_id for node in (cluster.head_node, _other_node(cluster))}
