@@ -56,6 +56,13 @@ def test_every_call_is_kept_and_no_key_or_token_is_in_the_log(
         assert secret not in text
     records = [orjson.loads(line) for line in text.splitlines()]
     assert [r["outcome"] for r in records] == ["passed", "passed", "refused", "passed"]
+    # every call's path as the agent called it, passed up or refused
+    assert [r["path"] for r in records] == [
+        "v1/chat/completions",
+        "v1/chat/completions",
+        "v1/models",
+        "v1/chat/completions",
+    ]
     assert usage.log == str(tmp_path / "calls.jsonl")
     first = records[0]
     assert first["request_headers"]["Authorization"] == "[redacted]"

@@ -305,7 +305,11 @@ def test_the_rows_carry_the_gateways_figures_not_the_agents(
     assert "usage file disagrees with the model gateway" in row["error"]
     log = tmp_path / "out" / row["transcript"] / "model_calls.jsonl"
     calls = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [c["path"] for c in calls] == ["chat/completions", "chat/completions", "v1/messages"]
+    assert [c["path"] for c in calls] == [
+        "v1/chat/completions",
+        "v1/chat/completions",
+        "v1/messages",
+    ]
 
 
 @pytest.mark.parametrize("tier", [_tier_param("bwrap")])

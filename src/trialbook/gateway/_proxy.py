@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -97,7 +97,10 @@ class _Call:
 
     api: str
     path: str
-    """The path under the API's base (``chat/completions``)."""
+    """The path under the upstream's base URL (``chat/completions`` for OpenAI's ``/v1``)."""
+    tail: str
+    """The path as the agent called it, under the API's root (``v1/chat/completions``): the
+    call log's ``path``, for calls passed up and refused alike."""
     attempt: Attempt
     requested: str | None
     """The model the request asked for."""
@@ -178,7 +181,8 @@ class Proxy:
             target = "/" + quote(path, safe=_PATH_SAFE)
             if request.rel_url.raw_query_string:
                 target += "?" + request.rel_url.raw_query_string
-            return await self._forward(request, api, path, self.pools[base], target, attempt)
+            call = _Call(api, path, tail, attempt, requested=None)
+            return await self._forward(request, call, self.pools[base], target)
         finally:
             attempt.meter.finish()
 
@@ -191,16 +195,11 @@ class Proxy:
         return budget_refusal(budgets, tokens=tokens, cost=cost, unpriced=unpriced)
 
     async def _forward(
-        self,
-        request: web.Request,
-        api: str,
-        path: str,
-        pool: UpstreamPool,
-        target: str,
-        attempt: Attempt,
+        self, request: web.Request, call: _Call, pool: UpstreamPool, target: str
     ) -> web.StreamResponse:
+        api = call.api
         body = await request.read()
-        requested, body, strip = _prepare(api, path, body)
+        requested, body, strip = _prepare(api, call.path, body)
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _NOT_UP]
         if api == "anthropic":
             headers.append(("x-api-key", self.upstreams.key))
@@ -213,7 +212,7 @@ class Proxy:
         except BadRequest as exc:
             return api_error(api, 400, "bad_request", f"trialbook gateway: {exc}")
         return await self._call(
-            request, pool, sent, body, strip, _Call(api, path, attempt, requested)
+            request, pool, sent, body, strip, replace(call, requested=requested)
         )
 
     async def _call(
@@ -292,7 +291,7 @@ class Proxy:
         self._log_call(
             attempt.log,
             request,
-            call.path,
+            call.tail,
             body,
             bytes(kept),
             status=status,
