@@ -190,7 +190,7 @@ def test_an_attempt_without_model_calls_records_zero_calls(status: str) -> None:
     # the gateway saw the whole attempt: no call is a measured 0, and costs nothing
     assert (out["model_calls"], out["model_call_s"]) == (0, 0.0)
     assert (out["tokens_in"], out["tokens_out"], out["cost"]) == (0, 0, 0.0)
-    assert "cache_hit" not in out  # no cache read: the agent's own word, if any, stands
+    assert out["cache_hit"] is False  # the gateway saw every call (none): no cache read
     assert out["status"] == status
 
 
@@ -234,3 +234,19 @@ def test_a_run_without_a_price_table_measures_no_cost_even_of_no_call() -> None:
         "figures are recorded"
     )
     assert out["model_calls"] == 0
+
+
+def test_the_gateway_says_whether_the_prompt_cache_was_read_not_the_agent() -> None:
+    # every call metered and none read the cache: a hit the agent claims is not recorded
+    out = merge_usage(_row("passed", cache_hit=True), _usage(input_tokens=5, calls=1, cost=0.1))
+    assert out["cache_hit"] is False
+    assert out["error"] == (
+        "usage file disagrees with the model gateway (cache_hit True vs False): the gateway's "
+        "figures are recorded"
+    )
+    # a call ended without usage and none of the others read the cache: whether the attempt hit
+    # it is unknown, so the agent's word does not stand either
+    unknown = merge_usage(
+        _row("passed", cache_hit=True), _usage(calls=2, unmetered_calls=1, cost=None)
+    )
+    assert "cache_hit" not in unknown

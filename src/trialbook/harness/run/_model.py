@@ -423,8 +423,15 @@ def merge_usage(
     out = dict(row)
     # without a price table no cost is measured, not even the 0 of an attempt that made no call
     cost = usage.cost if priced else None
-    measured: dict[str, object] = {"tokens_in": None, "tokens_out": None, "cost": cost}
     counted = not usage.unmetered_calls  # else the sums lack an unknown part: not measured
+    # whether a call read the prompt cache: known when every call was metered, or once one did
+    hit = usage.cache_read_tokens > 0 if counted or usage.cache_read_tokens else None
+    measured: dict[str, object] = {
+        "tokens_in": None,
+        "tokens_out": None,
+        "cost": cost,
+        "cache_hit": hit,
+    }
     if counted:
         measured["tokens_in"] = (
             usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
@@ -451,8 +458,6 @@ def merge_usage(
             out[name] = value
     out["model_calls"] = usage.calls
     out["model_call_s"] = usage.seconds_in_calls
-    if usage.cache_read_tokens:
-        out["cache_hit"] = True
     if usage.model_version is not None:
         out["model_version"] = usage.model_version
     if usage.unpriced_models and priced:
