@@ -77,7 +77,7 @@ class FakeUpstream:
         return self.url + "/v1"
 
     def _app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(client_max_size=128 << 20)  # as large as any gateway passes
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/responses", self._responses)
         app.router.add_post("/v1/messages", self._messages)

@@ -137,6 +137,7 @@ def test_a_path_stepping_out_of_the_apis_base_is_not_forwarded(
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=10)
         assert refused.value.code == 404, path
+        refused.value.close()
     openai.OpenAI(base_url=env["OPENAI_BASE_URL"], api_key=env["OPENAI_API_KEY"]).models.list()
     gateway.close_attempt("a")
     assert [seen.path for seen in upstream.seen] == ["/v1/models"]
@@ -153,3 +154,35 @@ def test_a_key_that_cannot_be_a_header_value_is_refused_when_the_gateway_is_made
 
     with pytest.raises(ArgumentError, match=why):
         Gateway("http://127.0.0.1:9/v1", None, key)
+
+
+def test_bodies_up_to_64_mib_go_up_and_a_larger_one_is_refused(
+    make_gateway: Callable[..., Gateway], upstream: FakeUpstream
+) -> None:
+    """An agent's prompt may carry images: a few MiB pass (aiohttp's own bound on a request is
+    1 MiB, the gateway's 64 MiB); past 64 MiB the call is refused (413) and nothing goes up."""
+    import urllib.error
+    import urllib.request
+
+    gateway = make_gateway()
+    env = gateway.open_attempt("a")
+    big = "x" * (3 << 20)
+    client = openai.OpenAI(base_url=env["OPENAI_BASE_URL"], api_key=env["OPENAI_API_KEY"])
+    client.chat.completions.create(model="gpt-x", messages=[{"role": "user", "content": big}])
+    assert len(upstream.seen) == 1
+    request = urllib.request.Request(
+        env["OPENAI_BASE_URL"] + "/chat/completions",
+        data=b"x" * ((64 << 20) + 1),
+        headers={"Authorization": f"Bearer {env['OPENAI_API_KEY']}"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 413
+    refused.value.close()
+    # and a path outside any attempt's address is not found
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        urllib.request.urlopen(gateway.url + "/v1/chat/completions", timeout=10)
+    assert missing.value.code == 404
+    missing.value.close()
+    gateway.close_attempt("a")
+    assert len(upstream.seen) == 1

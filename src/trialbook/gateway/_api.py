@@ -6,15 +6,13 @@ import threading
 from pathlib import Path
 from types import TracebackType
 
-from aiohttp import web
-
 from trialbook.errors import ArgumentError
 from trialbook.gateway._budget import Budgets
 from trialbook.gateway._log import CallLog
 from trialbook.gateway._meter import AttemptUsage, Meter
 from trialbook.gateway._prices import Prices
 from trialbook.gateway._proxy import Attempt, Proxy, Upstreams
-from trialbook.gateway._server import ServerThread
+from trialbook.gateway._server import ServerThread, low_level_server
 from trialbook.gateway._tokens import TokenRegistry
 
 __all__ = ["ENV_NAMES", "Gateway"]
@@ -98,21 +96,13 @@ class Gateway:
             self._lookup,
             self.budgets,
         )
-        self._server = ServerThread(self._app, host=host, unix_socket=unix_socket)
-
-    def _app(self) -> web.Application:
-        app = web.Application(client_max_size=64 << 20)
-        app.router.add_route("*", r"/a/{slug}/{api:openai|anthropic}/{tail:.*}", self._proxy.handle)
-
-        async def opened(_: web.Application) -> None:
-            await self._proxy.open()
-
-        async def closed(_: web.Application) -> None:
-            await self._proxy.close()
-
-        app.on_startup.append(opened)
-        app.on_cleanup.append(closed)
-        return app
+        self._server = ServerThread(
+            lambda: low_level_server(self._proxy.handle, client_max_size=64 << 20),
+            on_start=self._proxy.open,
+            on_stop=self._proxy.close,
+            host=host,
+            unix_socket=unix_socket,
+        )
 
     def _lookup(self, slug: str) -> Attempt | None:
         with self._lock:

@@ -66,6 +66,7 @@ _NOT_DOWN = _HOP | {"set-cookie"}
 # refused (it would step out of the upstream's base path)
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
 _DOT_SEGMENTS = frozenset({".", ".."})
+_APIS = frozenset({"openai", "anthropic"})
 REDACTED_BYTES = REDACTED.encode()
 _METERED = ("chat/completions", "completions", "responses", "messages")
 
@@ -114,7 +115,7 @@ class Attempt:
     log: CallLog | None
 
 
-def _presented(request: web.Request) -> str | None:
+def _presented(request: web.BaseRequest) -> str | None:
     auth = request.headers.get("Authorization", "")
     if auth[:7].lower() == "bearer ":
         return auth[7:].strip()
@@ -122,7 +123,7 @@ def _presented(request: web.Request) -> str | None:
 
 
 class Proxy:
-    """The aiohttp handler of ``/a/{slug}/{api}/{tail}``."""
+    """The aiohttp handler of every call: ``/a/{slug}/{api}/{tail}``."""
 
     def __init__(
         self,
@@ -148,8 +149,12 @@ class Proxy:
         for pool in self.pools.values():
             pool.close()
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        slug, api, tail = (request.match_info[k] for k in ("slug", "api", "tail"))
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        # /a/{slug}/{openai|anthropic}/{tail}, the path decoded
+        parts = request.path.split("/", 4)
+        if len(parts) < 5 or parts[1] != "a" or not parts[2] or parts[3] not in _APIS:
+            return web.Response(status=404, text="404: Not Found")
+        _, _, slug, api, tail = parts
         verdict = self.registry.check(slug, _presented(request))
         attempt = self.lookup(slug) if verdict is not Check.NO_ATTEMPT else None
         if attempt is None:
@@ -195,7 +200,7 @@ class Proxy:
         return budget_refusal(budgets, tokens=tokens, cost=cost, unpriced=unpriced)
 
     async def _forward(
-        self, request: web.Request, call: _Call, pool: UpstreamPool, target: str
+        self, request: web.BaseRequest, call: _Call, pool: UpstreamPool, target: str
     ) -> web.StreamResponse:
         api = call.api
         body = await request.read()
@@ -217,7 +222,7 @@ class Proxy:
 
     async def _call(
         self,
-        request: web.Request,
+        request: web.BaseRequest,
         pool: UpstreamPool,
         sent: bytes,
         body: bytes,
@@ -304,7 +309,7 @@ class Proxy:
 
     async def _stream(
         self,
-        request: web.Request,
+        request: web.BaseRequest,
         up: UpstreamResponse,
         down: list[tuple[str, str]],
         splitter: EventSplitter,
@@ -355,7 +360,7 @@ class Proxy:
         return data.replace(self._key, REDACTED_BYTES) if self._key in data else data
 
     def _log_refusal(
-        self, attempt: Attempt, request: web.Request, tail: str, outcome: str, why: str
+        self, attempt: Attempt, request: web.BaseRequest, tail: str, outcome: str, why: str
     ) -> None:
         if attempt.log is None:
             return
@@ -373,7 +378,7 @@ class Proxy:
     def _log_call(
         self,
         log: CallLog,
-        request: web.Request,
+        request: web.BaseRequest,
         path: str,
         sent: bytes,
         received: bytes,

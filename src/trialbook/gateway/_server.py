@@ -1,9 +1,10 @@
-"""An aiohttp application served from its own thread, on its own event loop.
+"""An aiohttp server served from its own thread, on its own event loop.
 
 The harness is synchronous (threads, subprocesses); the gateway is asynchronous (hundreds of open
-streams on one thread). :class:`ServerThread` runs the app on a loop of its own: ``start()`` returns
-once it listens (on 127.0.0.1 at an ephemeral port, and on a unix socket when a path is given),
-``stop()`` closes it and joins the thread.
+streams on one thread). :class:`ServerThread` runs an aiohttp application, or aiohttp's low-level
+server around one handler, on a loop of its own: ``start()`` returns once it listens (on
+127.0.0.1 at an ephemeral port, and on a unix socket when a path is given), ``stop()`` closes it
+and joins the thread.
 """
 
 from __future__ import annotations
@@ -11,12 +12,37 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
-__all__ = ["ServerThread"]
+__all__ = ["ServerThread", "low_level_server"]
+
+Hook = Callable[[], Awaitable[None]]
+
+
+def low_level_server(
+    handler: Callable[[web.BaseRequest], Awaitable[web.StreamResponse]], *, client_max_size: int
+) -> web.Server:
+    """aiohttp's server around one handler, with no application and no router: the handler
+    reads the path itself (an application's router was 7% of the gateway's CPU per streamed
+    call, its regex match and the match info it builds). Bodies up to ``client_max_size``."""
+
+    def request(
+        message: Any, payload: Any, protocol: Any, writer: Any, task: Any
+    ) -> web.BaseRequest:
+        # as aiohttp's own server makes its requests, with the bound on bodies an application has
+        loop = asyncio.get_running_loop()
+        return web.BaseRequest(
+            message, payload, protocol, writer, task, loop, client_max_size=client_max_size
+        )
+
+    # no SO_KEEPALIVE probes: the peers are on this machine or its cluster, and a connection
+    # left idle is closed by the server's own keep-alive timeout long before the kernel's
+    # first probe (two hours); setting it cost a system call per connection
+    return web.Server(handler, request_factory=request, access_log=None, tcp_keepalive=False)
 
 
 def _new_loop() -> asyncio.AbstractEventLoop:
@@ -30,24 +56,28 @@ def _new_loop() -> asyncio.AbstractEventLoop:
 
 
 class ServerThread:
-    """Serve the app that ``make_app`` builds (called on the server's loop)."""
+    """Serve the application or server that ``make_app`` builds (called on the server's loop);
+    ``on_start`` and ``on_stop`` run there once it listens and once it has stopped."""
 
     def __init__(
         self,
-        make_app: Callable[[], web.Application],
+        make_app: Callable[[], web.Application | web.Server],
         *,
+        on_start: Hook | None = None,
+        on_stop: Hook | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         unix_socket: Path | None = None,
         name: str = "trialbook-gateway",
     ) -> None:
         self._make_app = make_app
+        self._on_start, self._on_stop = on_start, on_stop
         self.host = host
         self._port = port
         self.unix_socket = unix_socket
         self._name = name
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
+        self._runner: web.BaseRunner | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
@@ -87,13 +117,15 @@ class ServerThread:
             loop.close()
 
     async def _listen(self) -> None:
-        # no SO_KEEPALIVE probes: the peers are on this machine or its cluster, and a connection
-        # left idle is closed by the server's own keep-alive timeout long before the kernel's
-        # first probe (two hours); setting it cost a system call per connection
-        runner = web.AppRunner(
-            self._make_app(), handle_signals=False, access_log=None, tcp_keepalive=False
+        app = self._make_app()
+        runner: web.BaseRunner = (
+            web.AppRunner(app, handle_signals=False, access_log=None, tcp_keepalive=False)
+            if isinstance(app, web.Application)
+            else web.ServerRunner(app, handle_signals=False)
         )
         await runner.setup()
+        if self._on_start is not None:
+            await self._on_start()
         self._runner = runner
         # the socket is bound here, so its ephemeral port is known on every aiohttp version
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -107,12 +139,17 @@ class ServerThread:
             await web.UnixSite(runner, str(self.unix_socket), backlog=4096).start()
             self.unix_socket.chmod(0o600)  # the harness's user alone (a sandbox keeps its uid)
 
+    async def _cleanup(self, runner: web.BaseRunner) -> None:
+        await runner.cleanup()
+        if self._on_stop is not None:
+            await self._on_stop()
+
     def stop(self) -> None:
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return
         if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), loop).result(timeout=30)
+            asyncio.run_coroutine_threadsafe(self._cleanup(self._runner), loop).result(timeout=30)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=30)
         self._thread = None
