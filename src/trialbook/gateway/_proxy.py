@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -186,8 +186,9 @@ class Proxy:
             target = "/" + quote(path, safe=_PATH_SAFE)
             if request.rel_url.raw_query_string:
                 target += "?" + request.rel_url.raw_query_string
-            call = _Call(api, path, tail, attempt, requested=None)
-            return await self._forward(request, call, self.pools[base], target)
+            return await self._forward(
+                request, (api, path, tail), attempt, self.pools[base], target
+            )
         finally:
             attempt.meter.finish()
 
@@ -200,11 +201,18 @@ class Proxy:
         return budget_refusal(budgets, tokens=tokens, cost=cost, unpriced=unpriced)
 
     async def _forward(
-        self, request: web.BaseRequest, call: _Call, pool: UpstreamPool, target: str
+        self,
+        request: web.BaseRequest,
+        where: tuple[str, str, str],
+        attempt: Attempt,
+        pool: UpstreamPool,
+        target: str,
     ) -> web.StreamResponse:
-        api = call.api
+        """Send the call up (``where``: its API, path under the upstream's base, and path as
+        called) with the real key in place of the token."""
+        api, path, tail = where
         body = await request.read()
-        requested, body, strip = _prepare(api, call.path, body)
+        requested, body, strip = _prepare(api, path, body)
         headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _NOT_UP]
         if api == "anthropic":
             headers.append(("x-api-key", self.upstreams.key))
@@ -216,9 +224,8 @@ class Proxy:
             sent = pool.prepare(request.method, target, headers, body)
         except BadRequest as exc:
             return api_error(api, 400, "bad_request", f"trialbook gateway: {exc}")
-        return await self._call(
-            request, pool, sent, body, strip, replace(call, requested=requested)
-        )
+        call = _Call(api, path, tail, attempt, requested)
+        return await self._call(request, pool, sent, body, strip, call)
 
     async def _call(
         self,
