@@ -226,10 +226,11 @@ def run(
         executor = executor or project.executor
         ray_address = ray_address or project.ray_address
     if resume is None and suite_dir is not None:
-        from trialbook.suite import load_suite
+        from trialbook.suite import suite_model
 
-        if (suite_model := load_suite(suite_dir).model) is not None:
-            tables.append((suite_dir / "suite.toml", suite_model))
+        # suite.toml alone: the run reads the whole suite once, later
+        if (table := suite_model(suite_dir)) is not None:
+            tables.append((suite_dir / "suite.toml", table))
     for _, table in tables:
         model = model.over(table)
     executor = executor or "local"

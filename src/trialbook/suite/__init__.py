@@ -19,7 +19,7 @@ from trialbook.suite._freeze import (
 )
 from trialbook.suite._harbor import HarborImport, import_harbor
 from trialbook.suite._load import FEEDBACK, LOCK_NAME, PROTOCOLS, Suite, Task, load_suite
-from trialbook.suite._model_table import ModelTable, read_model_table
+from trialbook.suite._model_table import ModelTable, read_model_table, suite_model
 
 __all__ = [
     "FEEDBACK",
@@ -46,6 +46,7 @@ __all__ = [
     "read_lock",
     "read_model_table",
     "suite_files",
+    "suite_model",
     "tree_hash",
     "write_lock",
 ]

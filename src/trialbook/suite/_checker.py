@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,20 @@ class Checker:
 
     def __init__(self) -> None:
         self.problems: list[str] = []
+
+    def toml(self, path: Path) -> dict[str, Any] | None:
+        """The TOML file at ``path``, or None with the problem noted (missing, not TOML, not
+        UTF-8)."""
+        if not path.is_file():
+            self.add(path, None, "missing file")
+            return None
+        try:
+            return tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            self.add(path, None, f"not valid TOML: {exc}")
+        except UnicodeDecodeError as exc:
+            self.add(path, None, f"not UTF-8 text: {exc.reason}")
+        return None
 
     def add(self, where: Path | str, key: str | None, message: str) -> None:
         self.problems.append(f"{where}: {key}: {message}" if key else f"{where}: {message}")

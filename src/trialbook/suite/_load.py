@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,15 @@ from trialbook.suite._container_keys import (
 )
 from trialbook.suite._model_table import ModelTable, read_model_table
 
-__all__ = ["FEEDBACK", "LOCK_NAME", "PROTOCOLS", "Suite", "SuiteError", "Task", "load_suite"]
+__all__ = [
+    "FEEDBACK",
+    "LOCK_NAME",
+    "PROTOCOLS",
+    "Suite",
+    "SuiteError",
+    "Task",
+    "load_suite",
+]
 
 LOCK_NAME = "suite.lock.json"
 DEFAULT_GRADER_TIMEOUT_S = 120.0
@@ -190,19 +197,6 @@ _TASK_KEYS = {
 }
 
 
-def _read_toml(path: Path, check: Checker) -> dict[str, Any] | None:
-    if not path.is_file():
-        check.add(path, None, "missing file")
-        return None
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        check.add(path, None, f"not valid TOML: {exc}")
-    except UnicodeDecodeError as exc:
-        check.add(path, None, f"not UTF-8 text: {exc.reason}")
-    return None
-
-
 def _refuse_link(path: Path, check: Checker) -> None:
     """A suite's folders must be its own: a ``tasks/``, task, ``fixture/`` or ``oracle/`` that is a
     symbolic link would be read (and hashed) through the link while the sandbox hides the suite
@@ -224,7 +218,7 @@ def load_suite(root: str | Path) -> Suite:
     if not root.is_dir():
         raise SuiteError(f"{root}: no such suite folder")
     path = root / "suite.toml"
-    data = _read_toml(path, check)
+    data = check.toml(path)
     if data is None:
         raise SuiteError(check.problems)
     if "tiers" in data:
@@ -388,7 +382,7 @@ def _load_task(
     for folder in (tdir, tdir / "fixture", tdir / "oracle"):
         _refuse_link(folder, check)
     path = tdir / "task.toml"
-    data = _read_toml(path, check)
+    data = check.toml(path)
     if data is None:
         return None
     check.unknown(path, data, _TASK_KEYS)

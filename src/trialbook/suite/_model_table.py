@@ -12,7 +12,10 @@ import difflib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-__all__ = ["MODEL_KEYS", "ModelTable", "read_model_table"]
+from trialbook.errors import SuiteError
+from trialbook.suite._checker import Checker
+
+__all__ = ["MODEL_KEYS", "ModelTable", "read_model_table", "suite_model"]
 
 MODEL_KEYS = (
     "upstream",
@@ -99,3 +102,22 @@ def read_model_table(path: Path, table: object) -> tuple[ModelTable, list[str]]:
                 f"model.accept_open_network: expected true or false, got {accept!r:.80}"
             )
     return ModelTable(**values), problems  # type: ignore[arg-type]
+
+
+def suite_model(root: str | Path) -> ModelTable | None:
+    """The ``[model]`` table of a suite's suite.toml alone (None: it has none), read and checked
+    as ``load_suite`` reads it, without reading the tasks. Raises :class:`SuiteError`."""
+    root = Path(root)
+    if not root.is_dir():
+        raise SuiteError(f"{root}: no such suite folder")
+    check = Checker()
+    path = root / "suite.toml"
+    data = check.toml(path)
+    model = None
+    if data is not None and "model" in data:
+        model, problems = read_model_table(path, data["model"])
+        for problem in problems:
+            check.add(path, None, problem)
+    if check.problems:
+        raise SuiteError(check.problems)
+    return model
