@@ -29,11 +29,12 @@ _TOKEN_BYTES = re.compile(TOKEN_PATTERN.pattern.encode())
 _TOKEN_PREFIX = TOKEN_PREFIX.encode()
 
 
-def bounded_text(body: bytes, limit: int, secret: str) -> tuple[str, str | None]:
-    """A body as redacted text of at most ``limit`` characters, and what the cut left out."""
+def bounded_text(body: bytes, limit: int, secrets: tuple[bytes, ...]) -> tuple[str, str | None]:
+    """A body as redacted text of at most ``limit`` characters, and what the cut left out.
+    ``secrets``: the forms of the real key (:func:`_forms`)."""
     # redact a little past the limit, so that a secret straddling the cut is still whole
-    cap = limit * 4 + len(secret.encode()) + 64
-    text = _redact(body[:cap], _forms(secret)).decode("utf-8", "replace")
+    cap = limit * 4 + max(map(len, secrets), default=0) + 64
+    text = _redact(body[:cap], secrets).decode("utf-8", "replace")
     if len(body) <= cap and len(text) <= limit:
         return text, None
     return text[:limit], f"kept the first {limit} characters of {len(body)} bytes"
@@ -86,7 +87,7 @@ class CallLog:
         self._file: BinaryIO | None = path.open("ab", buffering=_BLOCK)
 
     def body(self, data: bytes) -> tuple[str, str | None]:
-        return bounded_text(data, self.body_limit, self.secret)
+        return bounded_text(data, self.body_limit, self._secrets)
 
     def write(self, record: Mapping[str, Any]) -> None:
         line = _redact(orjson.dumps(record), self._secrets) + b"\n"
